@@ -1,0 +1,10 @@
+# Every dependency comes from a Debian package (see tools/install-deps.sh); nothing is downloaded.
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 2.1 REQUIRED)
+if(PPSIM_BUILD_TESTS)
+  find_package(Catch2 2.13 REQUIRED)
+  include(Catch)
+endif()
+if(PPSIM_BUILD_BENCHMARKS)
+  find_package(benchmark 1.6 REQUIRED)
+endif()

@@ -1,0 +1,19 @@
+# Language level, build type and warnings shared by every target.
+set(CMAKE_CXX_STANDARD 20)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
+
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+
+option(PPSIM_BUILD_TESTS "Build the Catch2 test suite" ON)
+option(PPSIM_BUILD_BENCHMARKS "Build the Google Benchmark targets" ON)
+
+# Applied per target so that third-party headers are not affected.
+add_library(ppsim_warnings INTERFACE)
+target_compile_options(ppsim_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                                                -Wno-sign-conversion
+                                                # GCC 12 false positive on std::string concatenation (GCC PR 105651)
+                                                -Wno-restrict)

@@ -1,0 +1,37 @@
+#pragma once
+// What the engine asks of a cost model: op times, stash and message sizes, static memory and links.
+// Cost models answer queries and hold no simulation state; the engine reads each answer once per
+// stage before a run, so implementations need not be fast.
+
+#include <cstdint>
+#include <limits>
+
+#include "schedules/action.hpp"
+
+namespace ppsim {
+
+struct LinkParams {
+  double latency = 0;                                         // time a message spends after leaving the link
+  double bandwidth = std::numeric_limits<double>::infinity();  // bytes per time unit
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+
+  // Time of one op on one stage. I is B - W; implementations keep I + W == B.
+  virtual double compute_time(Op op, int stage) const = 0;
+  // Bytes a forward stashes for its backward (one micro-batch on one stage).
+  virtual std::int64_t activation_bytes(int stage) const = 0;
+  // The part of that stash W still needs after I has run; I frees the rest.
+  virtual std::int64_t weight_stash_bytes(int stage) const = 0;
+  // The stash fraction W keeps (the same on every stage), for peak_stashed in micro-batch units.
+  virtual double weight_stash_fraction() const = 0;
+  // Bytes sent between adjacent stages (the activation forward, its gradient backward).
+  virtual std::int64_t message_bytes(int from_stage, int to_stage) const = 0;
+  // Parameters, gradients and optimizer state resident on a device for the whole step.
+  virtual std::int64_t static_bytes(int device) const = 0;
+  virtual LinkParams link(int src_device, int dst_device) const = 0;
+};
+
+}  // namespace ppsim

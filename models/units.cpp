@@ -1,0 +1,134 @@
+#include "models/units.hpp"
+
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+namespace ppsim {
+namespace {
+
+struct Unit {
+  std::string_view suffix;
+  double scale;
+};
+
+// Decimal prefixes are powers of 1000, binary ones powers of 1024 (IEC); "b" is bits.
+constexpr std::array<Unit, 6> kTimeUnits = {{{"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1.0}, {"min", 60.0}}};
+constexpr std::array<Unit, 9> kByteUnits = {{{"B", 1.0},
+                                            {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+                                            {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+                                            {"TiB", 1099511627776.0}}};
+constexpr std::array<Unit, 13> kRateUnits = {{{"B/s", 1.0},
+                                             {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12},
+                                             {"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
+                                             {"b/s", 0.125}, {"Kb/s", 125.0}, {"Mb/s", 125e3}, {"Gb/s", 125e6},
+                                             {"Tb/s", 125e9}}};
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
+}
+
+template <std::size_t N>
+std::string unit_list(const std::array<Unit, N>& units) {
+  std::string list;
+  for (const auto& unit : units) {
+    if (!list.empty()) list += ", ";
+    list += unit.suffix;
+  }
+  return list;
+}
+
+// Splits "1.5 ms" into a number and a known unit's scale (1 when there is no unit).
+template <std::size_t N>
+bool split_quantity(std::string_view text, const std::array<Unit, N>& units, double& number, std::string& error) {
+  text = trim(text);
+  if (text.empty()) {
+    error = "is empty";
+    return false;
+  }
+  std::string copy(text);
+  char* end = nullptr;
+  number = std::strtod(copy.c_str(), &end);
+  if (end == copy.c_str()) {
+    error = "'" + copy + "' does not start with a number";
+    return false;
+  }
+  std::string_view unit = trim(std::string_view(copy).substr(static_cast<std::size_t>(end - copy.c_str())));
+  if (unit.empty()) return true;
+  for (const auto& candidate : units) {
+    if (candidate.suffix == unit) {
+      number *= candidate.scale;
+      return true;
+    }
+  }
+  error = "'" + copy + "' has unknown unit '" + std::string(unit) + "' (known: " + unit_list(units) + ")";
+  return false;
+}
+
+template <typename T>
+Parsed<T> failure(std::string error) {
+  Parsed<T> result;
+  result.error = std::move(error);
+  return result;
+}
+
+std::string show(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "infinity" : "-infinity";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
+}  // namespace
+
+Parsed<Duration> duration_from_number(double value) {
+  if (!std::isfinite(value)) return failure<Duration>("must be a finite time, got " + show(value));
+  if (value < 0) return failure<Duration>("must not be negative, got " + show(value));
+  return {true, Duration{value}, {}};
+}
+
+Parsed<ByteCount> bytes_from_number(double value) {
+  if (!std::isfinite(value)) return failure<ByteCount>("must be a finite size, got " + show(value));
+  if (value < 0) return failure<ByteCount>("must not be negative, got " + show(value));
+  if (value > static_cast<double>(kMaxBytes)) {
+    return failure<ByteCount>("is absurdly large (" + show(value) + " bytes; the limit is 2^60)");
+  }
+  return {true, ByteCount{std::llround(value)}, {}};
+}
+
+Parsed<Bandwidth> bandwidth_from_number(double value) {
+  if (std::isnan(value)) return failure<Bandwidth>("must be a number, got NaN");
+  if (value <= 0) return failure<Bandwidth>("must be positive, got " + show(value));
+  return {true, Bandwidth{value}, {}};
+}
+
+Parsed<Duration> parse_duration(std::string_view text) {
+  double number = 0;
+  std::string error;
+  if (!split_quantity(text, kTimeUnits, number, error)) return failure<Duration>(error);
+  return duration_from_number(number);
+}
+
+Parsed<ByteCount> parse_bytes(std::string_view text) {
+  double number = 0;
+  std::string error;
+  if (!split_quantity(text, kByteUnits, number, error)) return failure<ByteCount>(error);
+  return bytes_from_number(number);
+}
+
+Parsed<Bandwidth> parse_bandwidth(std::string_view text) {
+  std::string_view trimmed = trim(text);
+  if (trimmed == "unlimited" || trimmed == "inf") return {true, Bandwidth{}, {}};
+  double number = 0;
+  std::string error;
+  if (!split_quantity(text, kRateUnits, number, error)) return failure<Bandwidth>(error);
+  return bandwidth_from_number(number);
+}
+
+}  // namespace ppsim

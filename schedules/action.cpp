@@ -1,0 +1,94 @@
+#include "schedules/action.hpp"
+
+#include <array>
+#include <charconv>
+
+namespace ppsim {
+namespace {
+
+// Ops that torch.distributed.pipelining writes in communication-lowered schedules; ppsim
+// derives communication from the dependencies, so these are refused with a reason.
+constexpr std::array<std::string_view, 7> kTorchCommOps = {"SEND_F", "RECV_F", "SEND_B", "RECV_B",
+                                                           "UNSHARD", "RESHARD", "REDUCE_GRAD"};
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Parses a non-negative decimal without leading zeros; returns false with `why` set otherwise.
+bool parse_index(std::string_view digits, std::string_view what, std::int32_t& out,
+                 std::string& why) {
+  if (digits.empty()) {
+    why = "missing " + std::string(what) + " number";
+    return false;
+  }
+  for (char c : digits) {
+    if (!is_digit(c)) {
+      why = "unexpected '" + std::string(1, c) + "' in the " + std::string(what) + " number";
+      return false;
+    }
+  }
+  if (digits.size() > 1 && digits[0] == '0') {
+    why = std::string(what) + " number has a leading zero";
+    return false;
+  }
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+  if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+    why = std::string(what) + " number is too large";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+char op_letter(Op op) {
+  switch (op) {
+    case Op::kForward: return 'F';
+    case Op::kBackward: return 'B';
+    case Op::kBackwardInput: return 'I';
+    case Op::kBackwardWeight: return 'W';
+  }
+  return '?';
+}
+
+bool is_backward_input(Op op) { return op == Op::kBackward || op == Op::kBackwardInput; }
+
+std::string to_string(const Action& action) {
+  std::string text = std::to_string(action.stage);
+  text += op_letter(action.op);
+  text += std::to_string(action.microbatch);
+  return text;
+}
+
+ActionParse parse_action(std::string_view text) {
+  ActionParse result;
+  auto fail = [&](std::string why) {
+    result.error = "'" + std::string(text) + "' is not an action (" + why +
+                   "; expected [stage][F|B|I|W][micro-batch], e.g. 0F1)";
+    return result;
+  };
+  std::size_t pos = 0;
+  while (pos < text.size() && is_digit(text[pos])) ++pos;
+  std::string why;
+  if (!parse_index(text.substr(0, pos), "stage", result.action.stage, why)) return fail(why);
+  if (pos == text.size()) return fail("missing op letter");
+
+  std::string_view rest = text.substr(pos);
+  for (std::string_view comm : kTorchCommOps) {
+    if (rest.starts_with(comm)) {
+      return fail("'" + std::string(comm) +
+                  "' is a communication op; ppsim derives communication from the compute ops");
+    }
+  }
+  switch (rest[0]) {
+    case 'F': result.action.op = Op::kForward; break;
+    case 'B': result.action.op = Op::kBackward; break;
+    case 'I': result.action.op = Op::kBackwardInput; break;
+    case 'W': result.action.op = Op::kBackwardWeight; break;
+    default: return fail("unknown op '" + std::string(1, rest[0]) + "'");
+  }
+  if (!parse_index(rest.substr(1), "micro-batch", result.action.microbatch, why)) return fail(why);
+  result.ok = true;
+  return result;
+}
+
+}  // namespace ppsim

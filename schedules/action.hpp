@@ -1,0 +1,39 @@
+#pragma once
+// One op on one stage for one micro-batch, in torch.distributed.pipelining's `0F1` notation.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ppsim {
+
+// F: forward; B: full backward (I and W fused); I: input-gradient backward; W: weight-gradient backward.
+enum class Op : std::uint8_t { kForward, kBackward, kBackwardInput, kBackwardWeight };
+
+inline constexpr int kNumOps = 4;
+
+char op_letter(Op op);
+bool is_backward_input(Op op);  // B or I: the ops that send a gradient to the previous stage
+
+struct Action {
+  std::int32_t stage = 0;
+  Op op = Op::kForward;
+  std::int32_t microbatch = 0;
+
+  friend bool operator==(const Action&, const Action&) = default;
+};
+
+// "2F0", "0B3", "1W7": stage, op letter, micro-batch; the exact inverse of parse_action.
+std::string to_string(const Action& action);
+
+struct ActionParse {
+  bool ok = false;
+  Action action;
+  std::string error;  // why the text is not an action, when !ok
+};
+
+// Accepts exactly what to_string prints: no signs, spaces or leading zeros, so that the
+// round trip text -> Action -> text is the identity.
+ActionParse parse_action(std::string_view text);
+
+}  // namespace ppsim

@@ -1,0 +1,25 @@
+#pragma once
+// The one table of schedules: the CLI's list, the docs and the invariant tests all loop over it.
+
+#include <span>
+#include <string_view>
+
+#include "schedules/builders.hpp"
+
+namespace ppsim {
+
+struct ScheduleInfo {
+  std::string_view name;         // what -s takes
+  std::string_view summary;      // one line for `ppsim schedules`
+  std::string_view constraints;  // the parameters it accepts, in words
+  std::string_view source;       // the paper or code its definition follows
+  ScheduleCheck check;
+  ScheduleBuild build;
+};
+
+std::span<const ScheduleInfo> schedule_registry();
+
+// nullptr when no schedule has that name.
+const ScheduleInfo* find_schedule(std::string_view name);
+
+}  // namespace ppsim

@@ -1,0 +1,172 @@
+#include "schedules/validate.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <vector>
+
+namespace ppsim {
+namespace {
+
+enum Seen : std::uint8_t { kSeenF = 1, kSeenB = 2, kSeenI = 4, kSeenW = 8 };
+
+std::string name(int stage, Op op, int mb) { return to_string(Action{stage, op, mb}); }
+
+ScheduleProblem at(int device, std::size_t step, std::string message) {
+  return ScheduleProblem{std::move(message), GridMark{device, step}};
+}
+
+std::optional<ScheduleProblem> check_shape(const Program& program) {
+  if (program.num_devices < 1) return ScheduleProblem{"program has no devices", std::nullopt};
+  if (program.num_microbatches < 1) return ScheduleProblem{"program has no micro-batches", std::nullopt};
+  if (program.stage_device.empty()) return ScheduleProblem{"program has no stages", std::nullopt};
+  if (program.actions.size() != static_cast<std::size_t>(program.num_devices)) {
+    return ScheduleProblem{"program has " + std::to_string(program.actions.size()) +
+                               " action lists for " + std::to_string(program.num_devices) + " devices",
+                           std::nullopt};
+  }
+  for (int s = 0; s < program.num_stages(); ++s) {
+    int d = program.stage_device[static_cast<std::size_t>(s)];
+    if (d < 0 || d >= program.num_devices) {
+      return ScheduleProblem{"stage " + std::to_string(s) + " is mapped to device " + std::to_string(d) +
+                                 ", outside 0.." + std::to_string(program.num_devices - 1),
+                             std::nullopt};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ScheduleProblem> validate_program(const Program& program) {
+  if (auto problem = check_shape(program)) return problem;
+  const int stages = program.num_stages();
+  const int m = program.num_microbatches;
+  std::vector<std::uint8_t> seen(static_cast<std::size_t>(stages) * static_cast<std::size_t>(m), 0);
+
+  for (int d = 0; d < program.num_devices; ++d) {
+    const auto& list = program.actions[static_cast<std::size_t>(d)];
+    for (std::size_t step = 0; step < list.size(); ++step) {
+      const Action& a = list[step];
+      const std::string text = to_string(a);
+      if (a.stage < 0 || a.stage >= stages) {
+        return at(d, step, text + ": stage " + std::to_string(a.stage) + " is outside 0.." +
+                               std::to_string(stages - 1));
+      }
+      if (a.microbatch < 0 || a.microbatch >= m) {
+        return at(d, step, text + ": micro-batch " + std::to_string(a.microbatch) + " is outside 0.." +
+                               std::to_string(m - 1));
+      }
+      const int owner = program.stage_device[static_cast<std::size_t>(a.stage)];
+      if (owner != d) {
+        return at(d, step, text + " is on device " + std::to_string(d) + " but stage " +
+                               std::to_string(a.stage) + " belongs to device " + std::to_string(owner));
+      }
+      std::uint8_t& flags =
+          seen[static_cast<std::size_t>(a.stage) * static_cast<std::size_t>(m) + static_cast<std::size_t>(a.microbatch)];
+      const std::string forward = name(a.stage, Op::kForward, a.microbatch);
+      switch (a.op) {
+        case Op::kForward:
+          if (flags & kSeenF) return at(d, step, text + " appears twice");
+          flags |= kSeenF;
+          break;
+        case Op::kBackward:
+        case Op::kBackwardInput:
+          if (flags & (kSeenB | kSeenI)) {
+            return at(d, step, text + " repeats the backward of stage " + std::to_string(a.stage) +
+                                   " micro-batch " + std::to_string(a.microbatch) +
+                                   " (a backward is either one B or one I and one W)");
+          }
+          if (!(flags & kSeenF)) return at(d, step, text + " comes before its forward " + forward);
+          flags |= a.op == Op::kBackward ? kSeenB : kSeenI;
+          break;
+        case Op::kBackwardWeight:
+          if (flags & kSeenW) return at(d, step, text + " appears twice");
+          if (flags & kSeenB) {
+            return at(d, step, text + " follows a full backward " + name(a.stage, Op::kBackward, a.microbatch) +
+                                   ", which already computed the weight gradient");
+          }
+          if (!(flags & kSeenI)) {
+            return at(d, step, text + " comes before its input-gradient backward " +
+                                   name(a.stage, Op::kBackwardInput, a.microbatch));
+          }
+          flags |= kSeenW;
+          break;
+      }
+    }
+  }
+
+  for (int s = 0; s < stages; ++s) {
+    const int d = program.stage_device[static_cast<std::size_t>(s)];
+    const std::size_t end = program.actions[static_cast<std::size_t>(d)].size();
+    for (int j = 0; j < m; ++j) {
+      const std::uint8_t flags = seen[static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)];
+      if (!(flags & kSeenF)) return at(d, end, name(s, Op::kForward, j) + " is missing");
+      if (!(flags & (kSeenB | kSeenI))) {
+        return at(d, end, name(s, Op::kBackward, j) + " (or " + name(s, Op::kBackwardInput, j) + " and " +
+                              name(s, Op::kBackwardWeight, j) + ") is missing");
+      }
+      if ((flags & kSeenI) && !(flags & kSeenW)) return at(d, end, name(s, Op::kBackwardWeight, j) + " is missing");
+    }
+  }
+  return std::nullopt;
+}
+
+std::string format_step_grid(const Program& program, std::span<const GridMark> marks, std::size_t context) {
+  std::size_t rows = 0;
+  for (const auto& list : program.actions) rows = std::max(rows, list.size());
+  for (const auto& mark : marks) rows = std::max(rows, mark.step + 1);
+
+  auto is_marked = [&](int d, std::size_t step) {
+    return std::any_of(marks.begin(), marks.end(),
+                       [&](const GridMark& g) { return g.device == d && g.step == step; });
+  };
+  auto near_mark = [&](std::size_t step) {
+    if (marks.empty()) return true;
+    return std::any_of(marks.begin(), marks.end(), [&](const GridMark& g) {
+      return (step > g.step ? step - g.step : g.step - step) <= context;
+    });
+  };
+  auto cell = [&](int d, std::size_t step) -> std::string {
+    const auto& list = program.actions[static_cast<std::size_t>(d)];
+    std::string text = step < list.size() ? to_string(list[step]) : (step == list.size() ? "(end)" : "");
+    return is_marked(d, step) ? "[" + text + "]" : text;
+  };
+
+  std::size_t width = 8;  // fits "device 0"
+  for (int d = 0; d < program.num_devices; ++d) {
+    for (std::size_t step = 0; step < rows; ++step) {
+      if (near_mark(step)) width = std::max(width, cell(d, step).size());
+    }
+  }
+  std::ostringstream out;
+  auto pad = [&](std::string text) {
+    text.resize(std::max(text.size(), width), ' ');
+    return text;
+  };
+  out << "step  ";
+  for (int d = 0; d < program.num_devices; ++d) out << pad("device " + std::to_string(d)) << "  ";
+  out << '\n';
+  bool elided = false;
+  for (std::size_t step = 0; step < rows; ++step) {
+    if (!near_mark(step)) {
+      if (!elided) out << " ...\n";
+      elided = true;
+      continue;
+    }
+    elided = false;
+    std::string row = std::to_string(step);
+    row.resize(std::max<std::size_t>(row.size(), 4), ' ');
+    row += "  ";
+    bool marked_row = false;
+    for (int d = 0; d < program.num_devices; ++d) {
+      row += pad(cell(d, step)) + "  ";
+      marked_row = marked_row || is_marked(d, step);
+    }
+    while (!row.empty() && row.back() == ' ') row.pop_back();
+    out << row << (marked_row ? "  <-- here" : "") << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace ppsim

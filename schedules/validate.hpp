@@ -1,0 +1,32 @@
+#pragma once
+// Static checks of a Program: every (stage, micro-batch) has its ops exactly once, on the device
+// that owns the stage, in a legal order. Cross-device cycles are left to the engine's deadlock report.
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "schedules/program.hpp"
+
+namespace ppsim {
+
+// A cell of the step x device grid: `step` may equal the device's list size (a missing op).
+struct GridMark {
+  int device = 0;
+  std::size_t step = 0;
+};
+
+struct ScheduleProblem {
+  std::string message;             // one line naming the action and the rule it breaks
+  std::optional<GridMark> where;   // absent for problems of the whole program (sizes, mapping)
+};
+
+std::optional<ScheduleProblem> validate_program(const Program& program);
+
+// Rows are steps, columns devices (torch.distributed.pipelining's layout); marked cells are in
+// [brackets] with "<-- here" on their row. Rows more than `context` away from every mark are elided.
+std::string format_step_grid(const Program& program, std::span<const GridMark> marks,
+                             std::size_t context = 3);
+
+}  // namespace ppsim

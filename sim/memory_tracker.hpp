@@ -1,0 +1,65 @@
+#pragma once
+// Activation memory of one device: static bytes plus stashes. A device runs one op at a time, so
+// its allocations and frees arrive in time order and a running peak is exact.
+
+#include <algorithm>
+#include <cstdint>
+
+namespace ppsim {
+
+class MemoryTracker {
+ public:
+  void reset(std::int64_t static_bytes, double weight_fraction) {
+    static_bytes_ = static_bytes;
+    weight_fraction_ = weight_fraction;
+    activation_bytes_ = peak_activation_bytes_ = 0;
+    full_stashes_ = weight_parts_ = 0;
+    peak_stashed_ = 0;
+  }
+
+  // F allocates a whole stash; B frees it; I frees all but the weight part; W frees that part.
+  void on_forward(std::int64_t bytes) {
+    activation_bytes_ += bytes;
+    ++full_stashes_;
+    note_peak();
+  }
+  void on_backward(std::int64_t bytes) {
+    activation_bytes_ -= bytes;
+    --full_stashes_;
+  }
+  void on_input_grad(std::int64_t bytes, std::int64_t weight_bytes) {
+    activation_bytes_ -= bytes - weight_bytes;
+    --full_stashes_;
+    ++weight_parts_;
+  }
+  void on_weight_grad(std::int64_t weight_bytes) {
+    activation_bytes_ -= weight_bytes;
+    --weight_parts_;
+  }
+
+  std::int64_t static_bytes() const { return static_bytes_; }
+  std::int64_t activation_bytes() const { return activation_bytes_; }
+  std::int64_t memory_bytes() const { return static_bytes_ + activation_bytes_; }
+  std::int64_t peak_activation_bytes() const { return peak_activation_bytes_; }
+  double stashed() const {
+    return static_cast<double>(full_stashes_) + weight_fraction_ * static_cast<double>(weight_parts_);
+  }
+  double peak_stashed() const { return peak_stashed_; }
+
+ private:
+  // Only allocations can raise a peak.
+  void note_peak() {
+    peak_activation_bytes_ = std::max(peak_activation_bytes_, activation_bytes_);
+    peak_stashed_ = std::max(peak_stashed_, stashed());
+  }
+
+  std::int64_t static_bytes_ = 0;
+  double weight_fraction_ = 0.5;
+  std::int64_t activation_bytes_ = 0;
+  std::int64_t peak_activation_bytes_ = 0;
+  std::int64_t full_stashes_ = 0;
+  std::int64_t weight_parts_ = 0;
+  double peak_stashed_ = 0;
+};
+
+}  // namespace ppsim

@@ -1,0 +1,20 @@
+#pragma once
+// What a reporter prints: one simulated schedule with the inputs that produced it.
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "schedules/program.hpp"
+#include "sim/result.hpp"
+
+namespace ppsim {
+
+struct Report {
+  std::string schedule;      // registry name, e.g. "1f1b"
+  ScheduleParams params;     // p, m, v
+  Program program;           // the replayed program (the ASCII timeline labels come from it)
+  Result result;             // result.timeline is set when a timeline was asked for
+  nlohmann::json scenario;   // the resolved scenario, as written under "scenario" in JSON output
+};
+
+}  // namespace ppsim
