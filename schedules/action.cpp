@@ -50,8 +50,6 @@ char op_letter(Op op) {
   return '?';
 }
 
-bool is_backward_input(Op op) { return op == Op::kBackward || op == Op::kBackwardInput; }
-
 std::string to_string(const Action& action) {
   std::string text = std::to_string(action.stage);
   text += op_letter(action.op);

@@ -13,7 +13,8 @@ enum class Op : std::uint8_t { kForward, kBackward, kBackwardInput, kBackwardWei
 inline constexpr int kNumOps = 4;
 
 char op_letter(Op op);
-bool is_backward_input(Op op);  // B or I: the ops that send a gradient to the previous stage
+// B or I: the ops that send a gradient to the previous stage.
+inline bool is_backward_input(Op op) { return op == Op::kBackward || op == Op::kBackwardInput; }
 
 struct Action {
   std::int32_t stage = 0;

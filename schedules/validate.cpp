@@ -48,46 +48,46 @@ std::optional<ScheduleProblem> validate_program(const Program& program) {
     const auto& list = program.actions[static_cast<std::size_t>(d)];
     for (std::size_t step = 0; step < list.size(); ++step) {
       const Action& a = list[step];
-      const std::string text = to_string(a);
+      // Messages are built only on failure: validation runs once per simulated point in sweeps.
+      const auto text = [&a] { return to_string(a); };
       if (a.stage < 0 || a.stage >= stages) {
-        return at(d, step, text + ": stage " + std::to_string(a.stage) + " is outside 0.." +
+        return at(d, step, text() + ": stage " + std::to_string(a.stage) + " is outside 0.." +
                                std::to_string(stages - 1));
       }
       if (a.microbatch < 0 || a.microbatch >= m) {
-        return at(d, step, text + ": micro-batch " + std::to_string(a.microbatch) + " is outside 0.." +
+        return at(d, step, text() + ": micro-batch " + std::to_string(a.microbatch) + " is outside 0.." +
                                std::to_string(m - 1));
       }
       const int owner = program.stage_device[static_cast<std::size_t>(a.stage)];
       if (owner != d) {
-        return at(d, step, text + " is on device " + std::to_string(d) + " but stage " +
+        return at(d, step, text() + " is on device " + std::to_string(d) + " but stage " +
                                std::to_string(a.stage) + " belongs to device " + std::to_string(owner));
       }
       std::uint8_t& flags =
           seen[static_cast<std::size_t>(a.stage) * static_cast<std::size_t>(m) + static_cast<std::size_t>(a.microbatch)];
-      const std::string forward = name(a.stage, Op::kForward, a.microbatch);
       switch (a.op) {
         case Op::kForward:
-          if (flags & kSeenF) return at(d, step, text + " appears twice");
+          if (flags & kSeenF) return at(d, step, text() + " appears twice");
           flags |= kSeenF;
           break;
         case Op::kBackward:
         case Op::kBackwardInput:
           if (flags & (kSeenB | kSeenI)) {
-            return at(d, step, text + " repeats the backward of stage " + std::to_string(a.stage) +
+            return at(d, step, text() + " repeats the backward of stage " + std::to_string(a.stage) +
                                    " micro-batch " + std::to_string(a.microbatch) +
                                    " (a backward is either one B or one I and one W)");
           }
-          if (!(flags & kSeenF)) return at(d, step, text + " comes before its forward " + forward);
+          if (!(flags & kSeenF)) return at(d, step, text() + " comes before its forward " + name(a.stage, Op::kForward, a.microbatch));
           flags |= a.op == Op::kBackward ? kSeenB : kSeenI;
           break;
         case Op::kBackwardWeight:
-          if (flags & kSeenW) return at(d, step, text + " appears twice");
+          if (flags & kSeenW) return at(d, step, text() + " appears twice");
           if (flags & kSeenB) {
-            return at(d, step, text + " follows a full backward " + name(a.stage, Op::kBackward, a.microbatch) +
+            return at(d, step, text() + " follows a full backward " + name(a.stage, Op::kBackward, a.microbatch) +
                                    ", which already computed the weight gradient");
           }
           if (!(flags & kSeenI)) {
-            return at(d, step, text + " comes before its input-gradient backward " +
+            return at(d, step, text() + " comes before its input-gradient backward " +
                                    name(a.stage, Op::kBackwardInput, a.microbatch));
           }
           flags |= kSeenW;

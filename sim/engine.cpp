@@ -15,12 +15,6 @@ std::size_t index(int i) { return static_cast<std::size_t>(i); }
 
 std::size_t op_index(Op op) { return static_cast<std::size_t>(op); }
 
-Phase phase_at(std::size_t pc, std::size_t first_backward, std::size_t last_forward) {
-  if (pc < first_backward) return Phase::kWarmup;
-  if (pc > last_forward) return Phase::kCooldown;
-  return Phase::kSteady;
-}
-
 double transfer_time(std::int64_t bytes, double bandwidth) {
   return bytes == 0 ? 0.0 : static_cast<double>(bytes) / bandwidth;
 }
@@ -74,50 +68,145 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
     return static_cast<int>(it - pairs.begin());
   };
 
-  stages_.assign(index(stages), StageInfo{});
+  // What a stage contributes to each of its ops; read from the cost model once per stage.
+  struct StageInfo {
+    std::array<double, kNumOps> time{};
+    int device = 0;
+    int forward_link = -1;  // towards stage + 1; -1 when it is on the same device
+    int backward_link = -1;  // towards stage - 1
+    std::int64_t forward_bytes = 0;
+    std::int64_t backward_bytes = 0;
+    double forward_send_time = 0;
+    double backward_send_time = 0;
+  };
+  std::vector<StageInfo> info(index(stages));
+  stage_activation_bytes_.resize(index(stages));
+  stage_weight_bytes_.resize(index(stages));
   for (int s = 0; s < stages; ++s) {
-    StageInfo& info = stages_[index(s)];
+    StageInfo& stage = info[index(s)];
     for (Op op : {Op::kForward, Op::kBackward, Op::kBackwardInput, Op::kBackwardWeight}) {
-      info.time[op_index(op)] = costs.compute_time(op, s);
+      stage.time[op_index(op)] = costs.compute_time(op, s);
     }
-    info.activation_bytes = costs.activation_bytes(s);
-    info.weight_bytes = costs.weight_stash_bytes(s);
-    info.device = program.stage_device[index(s)];
-    if (s + 1 < stages && program.stage_device[index(s + 1)] != info.device) {
-      info.forward_link = link_index(info.device, program.stage_device[index(s + 1)]);
-      info.forward_bytes = costs.message_bytes(s, s + 1);
-      info.forward_send_time = transfer_time(info.forward_bytes, bandwidth[index(info.forward_link)]);
+    stage_activation_bytes_[index(s)] = costs.activation_bytes(s);
+    stage_weight_bytes_[index(s)] = costs.weight_stash_bytes(s);
+    stage.device = program.stage_device[index(s)];
+    if (s + 1 < stages && program.stage_device[index(s + 1)] != stage.device) {
+      stage.forward_link = link_index(stage.device, program.stage_device[index(s + 1)]);
+      stage.forward_bytes = costs.message_bytes(s, s + 1);
+      stage.forward_send_time = transfer_time(stage.forward_bytes, bandwidth[index(stage.forward_link)]);
     }
-    if (s > 0 && program.stage_device[index(s - 1)] != info.device) {
-      info.backward_link = link_index(info.device, program.stage_device[index(s - 1)]);
-      info.backward_bytes = costs.message_bytes(s, s - 1);
-      info.backward_send_time = transfer_time(info.backward_bytes, bandwidth[index(info.backward_link)]);
+    if (s > 0 && program.stage_device[index(s - 1)] != stage.device) {
+      stage.backward_link = link_index(stage.device, program.stage_device[index(s - 1)]);
+      stage.backward_bytes = costs.message_bytes(s, s - 1);
+      stage.backward_send_time = transfer_time(stage.backward_bytes, bandwidth[index(stage.backward_link)]);
     }
   }
 
+  slots_per_region_ = index(stages) * index(m_);
+  times_.assign(kFirstRegionSlot + 4 * slots_per_region_, kUnknown);
+  times_[kReady] = 0.0;
+  times_[kScratch] = 0.0;
+
+  plan_.resize(program.num_ops());
   devices_.assign(index(p), DeviceState{});
   figures_.assign(index(p), DeviceFigures{});
   memory_.resize(index(p));
+  std::size_t next = 0;
   for (int d = 0; d < p; ++d) {
     const auto& list = program.actions[index(d)];
     DeviceState& state = devices_[index(d)];
-    state.first_backward = list.size();
-    state.last_forward = 0;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (is_backward_input(list[i].op) && state.first_backward == list.size()) state.first_backward = i;
-      if (list[i].op == Op::kForward) state.last_forward = i;
-    }
-    memory_[index(d)].reset(costs.static_bytes(d), costs.weight_stash_fraction());
-    figures_[index(d)].static_bytes = costs.static_bytes(d);
-  }
+    DeviceFigures& figures = figures_[index(d)];
+    state.begin = next;
+    state.size = list.size();
 
-  const std::size_t slots = index(stages) * index(m_);
-  forward_input_.assign(slots, kUnknown);
-  backward_input_.assign(slots, kUnknown);
-  forward_done_.assign(slots, kUnknown);
-  input_grad_done_.assign(slots, kUnknown);
-  std::fill_n(forward_input_.begin(), index(m_), 0.0);                  // stage 0 reads the batch
-  std::fill_n(backward_input_.end() - m_, index(m_), 0.0);              // the last stage owns the loss
+    // Warmup: ops before the first backward; cooldown: ops after the last forward.
+    std::size_t first_backward = list.size();
+    std::size_t last_forward = 0;
+    bool any_forward = false;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (is_backward_input(list[i].op) && first_backward == list.size()) first_backward = i;
+      if (list[i].op == Op::kForward) {
+        last_forward = i;
+        any_forward = true;
+      }
+    }
+    const std::size_t cooldown_first = any_forward ? last_forward + 1 : 0;
+    state.phase_first = {0, first_backward, std::max(cooldown_first, first_backward)};
+    state.phase_last = {first_backward, cooldown_first, list.size()};  // exclusive ends for now
+
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const Action& action = list[i];
+      const StageInfo& stage = info[index(action.stage)];
+      PlannedOp& op = plan_[next++];
+      op.cost = stage.time[op_index(action.op)];
+      op.send_time = 0;
+      op.message_bytes = 0;
+      op.wait_first = kReady;
+      op.wait_second = kReady;
+      op.done = kScratch;
+      op.deliver = kScratch;
+      op.link = -1;
+      op.consumer = -1;
+      op.stage = action.stage;
+      op.op = action.op;
+      const int s = action.stage;
+      const int j = action.microbatch;
+      switch (action.op) {
+        case Op::kForward:
+          if (s > 0) op.wait_first = slot(kForwardInput, s, j);
+          op.done = slot(kForwardDone, s, j);
+          if (s + 1 < stages) {
+            op.deliver = slot(kForwardInput, s + 1, j);
+            op.consumer = info[index(s + 1)].device;
+            op.link = stage.forward_link;
+            op.message_bytes = stage.forward_bytes;
+            op.send_time = stage.forward_send_time;
+          }
+          break;
+        case Op::kBackward:
+        case Op::kBackwardInput:
+          if (s + 1 < stages) op.wait_first = slot(kBackwardInput, s, j);
+          op.wait_second = slot(kForwardDone, s, j);
+          if (action.op == Op::kBackwardInput) op.done = slot(kInputGradDone, s, j);
+          if (s > 0) {
+            op.deliver = slot(kBackwardInput, s - 1, j);
+            op.consumer = info[index(s - 1)].device;
+            op.link = stage.backward_link;
+            op.message_bytes = stage.backward_bytes;
+            op.send_time = stage.backward_send_time;
+          }
+          break;
+        case Op::kBackwardWeight:
+          op.wait_first = slot(kInputGradDone, s, j);
+          break;
+      }
+      // Busy time and op counts do not depend on timing, so they are summed here, off the hot path.
+      figures.busy += op.cost;
+      ++figures.ops;
+      PhaseFigures& phase = figures.phases[i < first_backward ? 0 : (i < cooldown_first ? 1 : 2)];
+      phase.busy += op.cost;
+      ++phase.ops;
+    }
+
+    // The positions whose start or end the summary needs, sorted and unique.
+    for (std::size_t k = 0; k < 3; ++k) {
+      if (state.phase_first[k] >= state.phase_last[k]) {
+        state.phase_first[k] = list.size() + 1;  // empty phase: never noted
+        state.phase_last[k] = list.size() + 1;
+      } else {
+        --state.phase_last[k];  // now inclusive
+      }
+    }
+    std::array<std::size_t, 8> marks{0, list.size() - 1, state.phase_first[0], state.phase_last[0],
+                                     state.phase_first[1], state.phase_last[1], state.phase_first[2],
+                                     state.phase_last[2]};
+    std::sort(marks.begin(), marks.end());
+    state.mark_count = static_cast<std::size_t>(std::unique(marks.begin(), marks.end()) - marks.begin());
+    state.marks = marks;
+
+    memory_[index(d)].reset(costs.static_bytes(d), costs.weight_stash_fraction());
+    figures.static_bytes = costs.static_bytes(d);
+  }
   events_.reset(index(p));
 
   timeline_ = Timeline{};
@@ -128,120 +217,76 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   }
 }
 
-double Engine::ready_time(const Action& action) const {
-  const std::size_t k = slot(action);
-  switch (action.op) {
-    case Op::kForward: return forward_input_[k];
-    case Op::kBackward:
-    case Op::kBackwardInput: return std::max(backward_input_[k], forward_done_[k]);
-    case Op::kBackwardWeight: return input_grad_done_[k];
+void Engine::note_marks(int device, double start, double end) {
+  DeviceState& state = devices_[index(device)];
+  DeviceFigures& figures = figures_[index(device)];
+  if (state.pc == 0) figures.start = start;
+  if (state.pc + 1 == state.size) figures.end = end;
+  for (std::size_t k = 0; k < 3; ++k) {
+    if (state.phase_first[k] == state.pc) figures.phases[k].start = start;
+    if (state.phase_last[k] == state.pc) figures.phases[k].end = end;
   }
-  return kUnknown;
+  while (state.next_mark < state.mark_count && state.marks[state.next_mark] <= state.pc) ++state.next_mark;
 }
 
 void Engine::try_start(int device) {
   DeviceState& state = devices_[index(device)];
-  const auto& list = program_->actions[index(device)];
-  if (state.running || state.pc >= list.size()) return;
-  const Action& action = list[state.pc];
-  const double ready = ready_time(action);
-  if (ready == kUnknown) return;  // a later finish wakes this device
+  if (state.running || state.pc >= state.size) return;
+  const PlannedOp& op = plan_[state.begin + state.pc];
+  const double ready = std::max(times_[op.wait_first], times_[op.wait_second]);
+  if (ready == kUnknown) return;  // the op that delivers it wakes this device
 
-  const StageInfo& stage = stages_[index(action.stage)];
-  const double cost = stage.time[op_index(action.op)];
   const double start = std::max(state.free_at, ready);
-  const double end = start + cost;
-
-  DeviceFigures& figures = figures_[index(device)];
-  if (figures.ops++ == 0) figures.start = start;
-  figures.end = end;
-  figures.busy += cost;
-  PhaseFigures& phase =
-      figures.phases[static_cast<std::size_t>(phase_at(state.pc, state.first_backward, state.last_forward))];
-  if (phase.ops++ == 0) phase.start = start;
-  phase.end = end;
-  phase.busy += cost;
-
-  if (action.op == Op::kForward) {
+  const double end = start + op.cost;
+  if (state.next_mark < state.mark_count && state.marks[state.next_mark] == state.pc) note_marks(device, start, end);
+  if (op.op == Op::kForward) {
     MemoryTracker& memory = memory_[index(device)];
-    memory.on_forward(stage.activation_bytes);
+    memory.on_forward(stage_activation_bytes_[index(op.stage)]);
     if (options_.record_timeline) timeline_.memory.push_back({device, start, memory.memory_bytes(), memory.stashed()});
   }
-  if (options_.record_timeline) timeline_.spans.push_back({device, action, start, end});
-
-  state.running = true;
-  events_.push(end, device);
-}
-
-double Engine::send(int link, double time, std::int64_t bytes, double send_time, const Action& from) {
-  Link& target = links_[index(link)];
-  const Link::Departure departure = target.send(time, bytes, send_time);
-  const double arrival = departure.end + target.latency;
   if (options_.record_timeline) {
-    timeline_.messages.push_back(
-        {target.src, target.dst, from, time, departure.start, departure.end, arrival, bytes});
+    timeline_.spans.push_back({device, program_->actions[index(device)][state.pc], start, end});
   }
-  return departure.end;
+  state.running = true;
+  events_.push(end, static_cast<std::uint32_t>(device));
 }
 
 void Engine::finish_op(double time, int device) {
   DeviceState& state = devices_[index(device)];
-  const Action action = program_->actions[index(device)][state.pc];
-  const StageInfo& stage = stages_[index(action.stage)];
-  const std::size_t k = slot(action);
+  const PlannedOp& op = plan_[state.begin + state.pc];
   MemoryTracker& memory = memory_[index(device)];
-
-  // The output goes to the next stage (forward) or the previous one (backward), if any.
-  int consumer_device = -1;
-  double* consumer_slot = nullptr;
-  double departed = time;  // when this device's stream is released in blocking mode
-  double arrival = time;
-  auto deliver = [&](int consumer_stage, std::size_t consumer_k, std::vector<double>& slots, int link,
-                     std::int64_t bytes, double send_time) {
-    consumer_device = stages_[index(consumer_stage)].device;
-    consumer_slot = &slots[consumer_k];
-    if (link >= 0) {
-      departed = send(link, time, bytes, send_time, action);
-      arrival = departed + links_[index(link)].latency;
-    }
-  };
-
-  switch (action.op) {
-    case Op::kForward:
-      forward_done_[k] = time;
-      if (action.stage + 1 < static_cast<int>(stages_.size())) {
-        deliver(action.stage + 1, k + index(m_), forward_input_, stage.forward_link, stage.forward_bytes,
-                stage.forward_send_time);
-      }
-      break;
-    case Op::kBackward:
+  times_[op.done] = time;
+  switch (op.op) {
+    case Op::kForward: break;
+    case Op::kBackward: memory.on_backward(stage_activation_bytes_[index(op.stage)]); break;
     case Op::kBackwardInput:
-      if (action.op == Op::kBackward) {
-        memory.on_backward(stage.activation_bytes);
-      } else {
-        memory.on_input_grad(stage.activation_bytes, stage.weight_bytes);
-        input_grad_done_[k] = time;
-      }
-      if (action.stage > 0) {
-        deliver(action.stage - 1, k - index(m_), backward_input_, stage.backward_link, stage.backward_bytes,
-                stage.backward_send_time);
-      }
+      memory.on_input_grad(stage_activation_bytes_[index(op.stage)], stage_weight_bytes_[index(op.stage)]);
       break;
-    case Op::kBackwardWeight:
-      memory.on_weight_grad(stage.weight_bytes);
-      break;
+    case Op::kBackwardWeight: memory.on_weight_grad(stage_weight_bytes_[index(op.stage)]); break;
   }
-  if (options_.record_timeline && action.op != Op::kForward) {
+  if (options_.record_timeline && op.op != Op::kForward) {
     timeline_.memory.push_back({device, time, memory.memory_bytes(), memory.stashed()});
   }
 
+  double released = time;  // when the stream is free again in blocking mode
+  double arrival = time;
+  if (op.link >= 0) {
+    Link& link = links_[index(op.link)];
+    const Link::Departure departure = link.send(time, op.message_bytes, op.send_time);
+    released = departure.end;
+    arrival = departure.end + link.latency;
+    if (options_.record_timeline) {
+      timeline_.messages.push_back({link.src, link.dst, program_->actions[index(device)][state.pc], time,
+                                    departure.start, departure.end, arrival, op.message_bytes});
+    }
+  }
+  times_[op.deliver] = arrival;
+
+  const int consumer = op.consumer;
   ++state.pc;
   state.running = false;
-  state.free_at = options_.comm == CommMode::kBlocking ? departed : time;
-  if (consumer_slot != nullptr) {
-    *consumer_slot = arrival;
-    if (consumer_device != device) try_start(consumer_device);
-  }
+  state.free_at = options_.comm == CommMode::kBlocking ? released : time;
+  if (consumer >= 0 && consumer != device) try_start(consumer);
   try_start(device);
 }
 
@@ -250,7 +295,7 @@ SimulationOutcome Engine::run(const Program& program, const CostModel& costs, co
   for (int d = 0; d < program.num_devices; ++d) try_start(d);
   while (!events_.empty()) {
     const auto event = events_.pop();
-    finish_op(event.time, event.payload);
+    finish_op(event.time, static_cast<int>(event.payload()));
   }
   SimulationOutcome outcome;
   for (int d = 0; d < program.num_devices; ++d) {
@@ -319,7 +364,6 @@ Deadlock Engine::describe_deadlock() const {
     const auto& list = program.actions[index(d)];
     if (state.pc >= list.size()) continue;
     const Action& next = list[state.pc];
-    const std::size_t k = slot(next);
     std::string waits;
     switch (next.op) {
       case Op::kForward: {
@@ -329,7 +373,7 @@ Deadlock Engine::describe_deadlock() const {
       }
       case Op::kBackward:
       case Op::kBackwardInput:
-        if (forward_done_[k] == kUnknown) {
+        if (times_[slot(kForwardDone, next.stage, next.microbatch)] == kUnknown) {
           waits = "its forward " + to_string({next.stage, Op::kForward, next.microbatch});
         } else {
           const Action producer{next.stage + 1, Op::kBackward, next.microbatch};

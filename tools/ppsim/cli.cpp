@@ -1,1 +1,149 @@
-// placeholder
+#include "tools/ppsim/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include "schedules/registry.hpp"
+#include "tools/ppsim/config.hpp"
+#include "tools/ppsim/errors.hpp"
+#include "tools/ppsim/scenario.hpp"
+#include "tools/ppsim/study.hpp"
+
+namespace ppsim {
+namespace {
+
+constexpr const char* kVersion = "ppsim 0.1.0";
+
+// The values of the scenario flags of one subcommand, kept as text until the config file is read,
+// so that flags override the file.
+struct ScenarioFlags {
+  std::string config_path;
+  std::map<std::string, std::string, std::less<>> text;  // key -> value as typed
+  std::map<std::string, CLI::Option*, std::less<>> options;
+  bool timeline = false;
+  CLI::Option* timeline_option = nullptr;
+};
+
+// "-s,--schedule" -> "--schedule": errors name the long spelling when there is one.
+std::string display_flag(std::string_view flag) {
+  const auto comma = flag.rfind(',');
+  return std::string(comma == std::string_view::npos ? flag : flag.substr(comma + 1));
+}
+
+void add_scenario_flags(CLI::App& command, ScenarioFlags& flags) {
+  command.add_option("-c,--config", flags.config_path, "JSON config; keys are the long option names")
+      ->type_name("FILE");
+  for (const SettingInfo& setting : scenario_settings()) {
+    if (setting.key == "timeline") {
+      flags.timeline_option = command.add_flag(std::string(setting.flag), flags.timeline, std::string(setting.help));
+      continue;
+    }
+    CLI::Option* option =
+        command.add_option(std::string(setting.flag), flags.text[std::string(setting.key)], std::string(setting.help));
+    option->type_name(std::string(setting.value_name));
+    flags.options[std::string(setting.key)] = option;
+  }
+}
+
+Scenario scenario_from(const ScenarioFlags& flags) {
+  Scenario scenario;
+  if (!flags.config_path.empty()) apply_config_file(flags.config_path, scenario);
+  for (const SettingInfo& setting : scenario_settings()) {
+    auto option = flags.options.find(setting.key);
+    if (option == flags.options.end() || option->second->count() == 0) continue;
+    apply_setting_text(setting.key, flags.text.at(std::string(setting.key)), display_flag(setting.flag), scenario);
+  }
+  if (flags.timeline_option != nullptr && flags.timeline_option->count() > 0) {
+    scenario.timeline = true;
+    scenario.sources["timeline"] = "--timeline";
+  }
+  return scenario;
+}
+
+void write_reports(const Scenario& scenario, std::ostream& out) {
+  const auto reports = simulate_all(scenario, scenario.timeline);
+  std::ostringstream buffer;  // nothing reaches `out` unless every schedule simulated
+  ReportOptions options;
+  options.timeline = scenario.timeline;
+  make_reporter(scenario.format)->write(buffer, reports, options);
+  out << buffer.str();
+}
+
+void write_schedule_list(std::ostream& out) {
+  std::size_t name_width = 4;
+  for (const auto& info : schedule_registry()) name_width = std::max(name_width, info.name.size());
+  auto pad = [&](std::string_view text) {
+    std::string padded(text);
+    padded.resize(std::max(padded.size(), name_width), ' ');
+    return padded;
+  };
+  out << pad("name") << "  summary\n";
+  for (const auto& info : schedule_registry()) {
+    out << pad(info.name) << "  " << info.summary << '\n'
+        << pad("") << "  constraints: " << info.constraints << '\n'
+        << pad("") << "  source: " << info.source << '\n';
+  }
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"ppsim: a discrete-event simulator of pipeline-parallel training schedules.\n"
+               "Without a command it compares GPipe and 1F1B at p=4, m=8, F=1, B=2.",
+               "ppsim"};
+  app.set_version_flag("--version", kVersion);
+  app.require_subcommand(0, 1);
+  app.footer("Exit status: 0 success, 2 bad input, 3 invalid or deadlocking schedule, 1 anything else.");
+
+  ScenarioFlags run_flags;
+  ScenarioFlags compare_flags;
+  CLI::App* run = app.add_subcommand("run", "simulate one schedule and print its figures");
+  add_scenario_flags(*run, run_flags);
+  CLI::App* compare = app.add_subcommand("compare", "simulate several schedules (-s a,b,...) side by side");
+  add_scenario_flags(*compare, compare_flags);
+  CLI::App* schedules = app.add_subcommand("schedules", "list the schedules: name, summary, constraints, source");
+
+  try {
+    std::vector<const char*> argv{"ppsim"};
+    for (const auto& arg : args) argv.push_back(arg.c_str());
+    app.parse(static_cast<int>(argv.size()), argv.data());
+
+    if (schedules->parsed()) {
+      write_schedule_list(out);
+    } else if (run->parsed()) {
+      Scenario scenario = scenario_from(run_flags);
+      if (scenario.schedules.size() != 1) {
+        throw InputError(scenario.source_of("schedule") + ": run simulates one schedule; use `ppsim compare -s " +
+                         run_flags.text["schedule"] + "` for several");
+      }
+      write_reports(scenario, out);
+    } else if (compare->parsed()) {
+      Scenario scenario = scenario_from(compare_flags);
+      if (compare_flags.options["schedule"]->count() == 0 && scenario.sources.count("schedule") == 0) {
+        scenario.schedules = {"gpipe", "1f1b"};
+      }
+      write_reports(scenario, out);
+    } else {
+      write_reports(default_study(), out);
+    }
+    return kExitOk;
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error, out, err);  // --help, --version
+    err << "ppsim: error: " << error.what() << '\n';
+    return kExitBadInput;
+  } catch (const InputError& error) {
+    err << "ppsim: error: " << error.what() << '\n';
+    return kExitBadInput;
+  } catch (const ScheduleError& error) {
+    err << "ppsim: error: " << error.what() << '\n' << error.grid();
+    return kExitBadSchedule;
+  } catch (const std::exception& error) {
+    err << "ppsim: internal error: " << error.what() << '\n';
+    return kExitFailure;
+  }
+}
+
+}  // namespace ppsim

@@ -1,1 +1,322 @@
-// placeholder
+#include "tools/ppsim/config.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "tools/ppsim/errors.hpp"
+
+namespace ppsim {
+namespace {
+
+constexpr std::array<SettingInfo, 16> kSettings = {{
+    {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
+    {"p", "-p", "N", "pipeline devices (default 4)"},
+    {"m", "-m", "N", "micro-batches per step (default 8)"},
+    {"v", "-v", "N", "chunks (stages) per device (default 1)"},
+    {"forward", "--forward", "T[,T...]", "forward time F, one value or one per stage (default 1)"},
+    {"backward", "--backward", "T[,T...]", "full backward time B = I + W (default 2)"},
+    {"weight", "--weight", "T[,T...]", "weight-gradient time W, for schedules that split B (default 1)"},
+    {"latency", "--latency", "T", "per-message link latency (default 0)"},
+    {"bandwidth", "--bandwidth", "R", "link bandwidth, bytes per time unit or e.g. '400 Gb/s' (default unlimited)"},
+    {"message-bytes", "--message-bytes", "B[,B...]", "bytes sent between adjacent stages, one value or one per boundary (default 0)"},
+    {"activation-bytes", "--activation-bytes", "B[,B...]", "bytes one micro-batch stashes on a stage, one value or one per stage (default 0)"},
+    {"static-bytes", "--static-bytes", "B[,B...]", "parameters + gradients + optimizer bytes, one value or one per device (default 0)"},
+    {"weight-stash-fraction", "--weight-stash-fraction", "X", "share of a stash W still needs after I, 0..1 (default 0.5)"},
+    {"comm", "--comm", "MODE", "overlap (default) or blocking communication"},
+    {"format", "--format", "FORMAT", "table (default), json or csv"},
+    {"timeline", "--timeline", "", "print the ASCII timeline (JSON: add spans and memory samples)"},
+}};
+
+[[noreturn]] void fail(const std::string& source, const std::string& what) { throw InputError(source + ": " + what); }
+
+std::vector<std::string_view> split_commas(std::string_view text) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    parts.push_back(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return parts;
+}
+
+std::string quote(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+// Sizes beyond this are refused before anything is built; the op limit in study.cpp bounds the product.
+constexpr long long kMaxCount = 1'000'000'000;
+
+int parse_count(std::string_view text, const std::string& source) {
+  long long value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != text.data() + text.size()) {
+    fail(source, "must be a positive integer, got " + quote(text));
+  }
+  if (ec == std::errc::result_out_of_range || value > kMaxCount) {
+    fail(source, "is absurdly large (" + std::string(text) + "; at most " + std::to_string(kMaxCount) + ")");
+  }
+  if (value <= 0) fail(source, "must be a positive integer, got " + std::string(text));
+  return static_cast<int>(value);
+}
+
+int count_from_json(const nlohmann::json& value, const std::string& source) {
+  if (value.is_number_integer()) return parse_count(std::to_string(value.get<long long>()), source);
+  if (value.is_number_unsigned()) return parse_count(std::to_string(value.get<unsigned long long>()), source);
+  if (value.is_number_float()) {
+    const double number = value.get<double>();
+    if (std::isfinite(number) && number == std::floor(number) && std::fabs(number) < 1e18) {
+      return parse_count(std::to_string(static_cast<long long>(number)), source);
+    }
+    fail(source, "must be a positive integer, got " + value.dump());
+  }
+  fail(source, "must be a positive integer, got " + std::string(value.type_name()) + " " + value.dump());
+}
+
+template <typename T>
+T checked(const Parsed<T>& parsed, const std::string& source) {
+  if (!parsed.ok) fail(source, parsed.error);
+  return parsed.value;
+}
+
+// One element of a list setting: a JSON number, or text with an optional unit.
+template <typename T>
+using TextParser = Parsed<T> (*)(std::string_view);
+template <typename T>
+using NumberParser = Parsed<T> (*)(double);
+
+template <typename T>
+T element_from_json(const nlohmann::json& value, const std::string& source, TextParser<T> text,
+                    NumberParser<T> number, std::string_view expected) {
+  if (value.is_number()) return checked(number(value.get<double>()), source);
+  if (value.is_string()) return checked(text(value.get<std::string>()), source);
+  fail(source, "must be " + std::string(expected) + ", got " + std::string(value.type_name()) + " " + value.dump());
+}
+
+template <typename T>
+std::vector<T> list_from_json(const nlohmann::json& value, const std::string& source, TextParser<T> text,
+                              NumberParser<T> number, std::string_view expected) {
+  std::vector<T> values;
+  if (value.is_array()) {
+    if (value.empty()) fail(source, "must not be an empty list");
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      values.push_back(element_from_json(value[i], source + "[" + std::to_string(i) + "]", text, number, expected));
+    }
+    return values;
+  }
+  if (value.is_string()) {
+    const auto parts = split_commas(value.get<std::string>());
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      values.push_back(checked(text(parts[i]), parts.size() > 1 ? source + " (value " + std::to_string(i + 1) + ")" : source));
+    }
+    return values;
+  }
+  values.push_back(element_from_json(value, source, text, number, expected));
+  return values;
+}
+
+template <typename T>
+std::vector<T> list_from_text(std::string_view text, const std::string& source, TextParser<T> parse) {
+  std::vector<T> values;
+  const auto parts = split_commas(text);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    values.push_back(checked(parse(parts[i]), parts.size() > 1 ? source + " (value " + std::to_string(i + 1) + ")" : source));
+  }
+  return values;
+}
+
+std::vector<std::string> schedule_list(std::string_view text, const std::string& source) {
+  std::vector<std::string> names;
+  for (std::string_view part : split_commas(text)) {
+    if (part.empty()) fail(source, "has an empty schedule name in " + quote(text));
+    names.emplace_back(part);
+  }
+  return names;
+}
+
+CommMode comm_from_text(std::string_view text, const std::string& source) {
+  if (text == "overlap") return CommMode::kOverlap;
+  if (text == "blocking") return CommMode::kBlocking;
+  fail(source, "must be overlap or blocking, got " + quote(text));
+}
+
+OutputFormat format_from_text(std::string_view text, const std::string& source) {
+  OutputFormat format{};
+  if (!parse_output_format(text, format)) fail(source, "must be table, json or csv, got " + quote(text));
+  return format;
+}
+
+double fraction_from_number(double value, const std::string& source) {
+  if (!std::isfinite(value) || value < 0 || value > 1) {
+    std::ostringstream shown;
+    shown << value;
+    fail(source, "must be a fraction between 0 and 1, got " + shown.str());
+  }
+  return value;
+}
+
+double fraction_from_text(std::string_view text, const std::string& source) {
+  std::string copy(text);
+  char* end = nullptr;
+  const double value = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size()) fail(source, "must be a number between 0 and 1, got " + quote(text));
+  return fraction_from_number(value, source);
+}
+
+bool bool_from_text(std::string_view text, const std::string& source) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  fail(source, "must be true or false, got " + quote(text));
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::span<const SettingInfo> scenario_settings() { return kSettings; }
+
+std::string nearest_key(std::string_view unknown) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, unknown.size() / 3) + 1;
+  for (const auto& setting : kSettings) {
+    const std::size_t distance = edit_distance(unknown, setting.key);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = setting.key;
+    }
+  }
+  return best;
+}
+
+void apply_setting_text(std::string_view key, std::string_view text, const std::string& source, Scenario& scenario) {
+  scenario.sources[std::string(key)] = source;
+  if (key == "schedule") scenario.schedules = schedule_list(text, source);
+  else if (key == "p") scenario.params.p = parse_count(text, source);
+  else if (key == "m") scenario.params.m = parse_count(text, source);
+  else if (key == "v") scenario.params.v = parse_count(text, source);
+  else if (key == "forward") scenario.forward = list_from_text<Duration>(text, source, parse_duration);
+  else if (key == "backward") scenario.backward = list_from_text<Duration>(text, source, parse_duration);
+  else if (key == "weight") scenario.weight = list_from_text<Duration>(text, source, parse_duration);
+  else if (key == "latency") scenario.latency = checked(parse_duration(text), source);
+  else if (key == "bandwidth") scenario.bandwidth = checked(parse_bandwidth(text), source);
+  else if (key == "message-bytes") scenario.message_bytes = list_from_text<ByteCount>(text, source, parse_bytes);
+  else if (key == "activation-bytes") scenario.activation_bytes = list_from_text<ByteCount>(text, source, parse_bytes);
+  else if (key == "static-bytes") scenario.static_bytes = list_from_text<ByteCount>(text, source, parse_bytes);
+  else if (key == "weight-stash-fraction") scenario.weight_stash_fraction = fraction_from_text(text, source);
+  else if (key == "comm") scenario.comm = comm_from_text(text, source);
+  else if (key == "format") scenario.format = format_from_text(text, source);
+  else if (key == "timeline") scenario.timeline = bool_from_text(text, source);
+  else fail(source, "unknown setting");
+}
+
+void apply_config_json(const nlohmann::json& config, const std::string& origin, Scenario& scenario) {
+  if (!config.is_object()) {
+    fail(origin, "$: must be a JSON object of settings, got " + std::string(config.type_name()));
+  }
+  for (const auto& [key, value] : config.items()) {
+    const std::string source = origin + ": $." + key;
+    const auto known = std::find_if(kSettings.begin(), kSettings.end(), [&](const SettingInfo& s) { return s.key == key; });
+    if (known == kSettings.end()) {
+      const std::string suggestion = nearest_key(key);
+      fail(source, "unknown key" + (suggestion.empty() ? std::string(" (see ppsim run --help for the keys)")
+                                                       : " (did you mean \"" + suggestion + "\"?)"));
+    }
+    scenario.sources[key] = source;
+    if (key == "schedule") {
+      if (value.is_string()) {
+        scenario.schedules = schedule_list(value.get<std::string>(), source);
+      } else if (value.is_array() && !value.empty()) {
+        scenario.schedules.clear();
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          if (!value[i].is_string()) fail(source + "[" + std::to_string(i) + "]", "must be a schedule name (a string)");
+          scenario.schedules.push_back(value[i].get<std::string>());
+        }
+      } else {
+        fail(source, "must be a schedule name or a non-empty list of names, got " + value.dump());
+      }
+    } else if (key == "p" || key == "m" || key == "v") {
+      (key == "p" ? scenario.params.p : key == "m" ? scenario.params.m : scenario.params.v) = count_from_json(value, source);
+    } else if (key == "forward" || key == "backward" || key == "weight") {
+      auto& target = key == "forward" ? scenario.forward : key == "backward" ? scenario.backward : scenario.weight;
+      target = list_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time or a list of times");
+    } else if (key == "latency") {
+      scenario.latency = element_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time");
+    } else if (key == "bandwidth") {
+      scenario.bandwidth = element_from_json<Bandwidth>(value, source, parse_bandwidth, bandwidth_from_number, "a bandwidth");
+    } else if (key == "message-bytes" || key == "activation-bytes" || key == "static-bytes") {
+      auto& target = key == "message-bytes" ? scenario.message_bytes
+                     : key == "activation-bytes" ? scenario.activation_bytes
+                                                 : scenario.static_bytes;
+      target = list_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size or a list of sizes");
+    } else if (key == "weight-stash-fraction") {
+      if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + value.dump());
+      scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
+    } else if (key == "timeline") {
+      if (!value.is_boolean()) fail(source, "must be true or false, got " + value.dump());
+      scenario.timeline = value.get<bool>();
+    } else {  // comm, format: strings
+      if (!value.is_string()) fail(source, "must be a string, got " + value.dump());
+      apply_setting_text(key, value.get<std::string>(), source, scenario);
+    }
+  }
+}
+
+void apply_config_file(const std::string& path, Scenario& scenario) {
+  std::ifstream file(path);
+  if (!file) fail(path, "cannot read the config file");
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(file);
+  } catch (const nlohmann::json::parse_error& error) {
+    std::string what = error.what();
+    // nlohmann prefixes "[json.exception.parse_error.101] "; the rest says where and why.
+    if (const auto bracket = what.find("] "); what.starts_with("[json.exception") && bracket != std::string::npos) {
+      what = what.substr(bracket + 2);
+    }
+    fail(path, "malformed JSON: " + what);
+  }
+  apply_config_json(config, path, scenario);
+}
+
+nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_view schedule) {
+  auto numbers = [](const auto& list) {
+    nlohmann::ordered_json values = nlohmann::ordered_json::array();
+    for (const auto& item : list) values.push_back(item.value);
+    return list.size() == 1 ? values[0] : values;
+  };
+  nlohmann::ordered_json out;
+  out["schedule"] = schedule;
+  out["p"] = scenario.params.p;
+  out["m"] = scenario.params.m;
+  out["v"] = scenario.params.v;
+  out["forward"] = numbers(scenario.forward);
+  out["backward"] = numbers(scenario.backward);
+  out["weight"] = numbers(scenario.weight);
+  out["latency"] = scenario.latency.value;
+  if (std::isinf(scenario.bandwidth.value)) out["bandwidth"] = "unlimited";
+  else out["bandwidth"] = scenario.bandwidth.value;
+  out["message-bytes"] = numbers(scenario.message_bytes);
+  out["activation-bytes"] = numbers(scenario.activation_bytes);
+  out["static-bytes"] = numbers(scenario.static_bytes);
+  out["weight-stash-fraction"] = scenario.weight_stash_fraction;
+  out["comm"] = comm_mode_name(scenario.comm);
+  return out;
+}
+
+}  // namespace ppsim

@@ -1,1 +1,14 @@
-int main() { return 0; }
+// The ppsim executable: everything lives in ppsim_app so the tests can drive it in-process.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tools/ppsim/cli.hpp"
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const int status = ppsim::run_cli(args, std::cout, std::cerr);
+  std::cout.flush();
+  return std::cout.good() ? status : 1;  // an unwritable stdout (full disk) is a failure, not success
+}

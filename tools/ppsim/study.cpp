@@ -1,1 +1,157 @@
-// placeholder
+#include "tools/ppsim/study.hpp"
+
+#include <cmath>
+
+#include "models/stage_table_cost_model.hpp"
+#include "models/uniform_cost_model.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/validate.hpp"
+#include "tools/ppsim/config.hpp"
+#include "tools/ppsim/errors.hpp"
+
+namespace ppsim {
+namespace {
+
+std::string registry_names() {
+  std::string names;
+  for (const auto& info : schedule_registry()) names += (names.empty() ? "" : ", ") + std::string(info.name);
+  return names;
+}
+
+// A list holds one value (for all) or exactly `expected` values.
+template <typename T>
+void check_length(const std::vector<T>& list, std::size_t expected, std::string_view key, std::string_view per,
+                  const Scenario& scenario) {
+  if (list.size() == 1 || list.size() == expected) return;
+  throw InputError(scenario.source_of(key) + ": has " + std::to_string(list.size()) + " values; give 1 or one per " +
+                   std::string(per) + " (" + std::to_string(expected) + " for p=" + std::to_string(scenario.params.p) +
+                   ", v=" + std::to_string(scenario.params.v) + ")");
+}
+
+template <typename T>
+T pick(const std::vector<T>& list, std::size_t i) {
+  return list.size() == 1 ? list[0] : list[i];
+}
+
+std::string show(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
+}  // namespace
+
+void check_scenario(const Scenario& scenario) {
+  const auto& params = scenario.params;
+  for (const auto& name : scenario.schedules) {
+    if (find_schedule(name) == nullptr) {
+      throw InputError(scenario.source_of("schedule") + ": unknown schedule '" + name + "' (known: " + registry_names() + ")");
+    }
+  }
+  // Every (stage, micro-batch) has at most three ops (F, I, W).
+  const double ops = 3.0 * params.p * static_cast<double>(params.v) * params.m;
+  if (ops > static_cast<double>(kMaxOps)) {
+    throw InputError(scenario.source_of("m") + ": p=" + std::to_string(params.p) + ", v=" + std::to_string(params.v) + ", m=" +
+                     std::to_string(params.m) + " would simulate up to " + show(ops) + " ops, above the limit of " +
+                     std::to_string(kMaxOps) + " per run");
+  }
+  for (const auto& list : {std::cref(scenario.forward), std::cref(scenario.backward)}) {
+    for (const Duration& time : list.get()) {
+      if (time.value <= 0) {
+        throw InputError(scenario.source_of(&list.get() == &scenario.forward ? "forward" : "backward") +
+                         ": must be positive, got " + show(time.value));
+      }
+    }
+  }
+}
+
+std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages) {
+  const auto s = static_cast<std::size_t>(stages);
+  const auto p = static_cast<std::size_t>(scenario.params.p);
+  check_length(scenario.forward, s, "forward", "stage", scenario);
+  check_length(scenario.backward, s, "backward", "stage", scenario);
+  check_length(scenario.weight, s, "weight", "stage", scenario);
+  check_length(scenario.activation_bytes, s, "activation-bytes", "stage", scenario);
+  check_length(scenario.message_bytes, s > 1 ? s - 1 : 1, "message-bytes", "boundary between stages", scenario);
+  check_length(scenario.static_bytes, p, "static-bytes", "device", scenario);
+  for (std::size_t i = 0; i < s; ++i) {
+    const double backward = pick(scenario.backward, i).value;
+    const double weight = pick(scenario.weight, i).value;
+    if (weight > backward) {
+      throw InputError(scenario.source_of("weight") + ": W (" + show(weight) + ") exceeds the full backward B (" + show(backward) +
+                       ") on stage " + std::to_string(i) + "; B = I + W needs W <= B");
+    }
+  }
+
+  const bool uniform = scenario.forward.size() == 1 && scenario.backward.size() == 1 && scenario.weight.size() == 1 &&
+                       scenario.activation_bytes.size() == 1 && scenario.message_bytes.size() == 1 &&
+                       scenario.static_bytes.size() == 1;
+  if (uniform) {
+    UniformCosts costs;
+    costs.forward = scenario.forward[0];
+    costs.backward = scenario.backward[0];
+    costs.weight = scenario.weight[0];
+    costs.activation_bytes = scenario.activation_bytes[0];
+    costs.weight_stash_fraction = scenario.weight_stash_fraction;
+    costs.message_bytes = scenario.message_bytes[0];
+    costs.static_bytes = scenario.static_bytes[0];
+    costs.latency = scenario.latency;
+    costs.bandwidth = scenario.bandwidth;
+    return std::make_unique<UniformCostModel>(costs);
+  }
+  StageTable table;
+  for (std::size_t i = 0; i < s; ++i) {
+    table.stages.push_back({pick(scenario.forward, i), pick(scenario.backward, i), pick(scenario.weight, i),
+                            pick(scenario.activation_bytes, i)});
+  }
+  for (std::size_t i = 0; i + 1 < s; ++i) table.boundary_bytes.push_back(pick(scenario.message_bytes, i));
+  for (std::size_t d = 0; d < p; ++d) table.static_bytes.push_back(pick(scenario.static_bytes, d));
+  table.weight_stash_fraction = scenario.weight_stash_fraction;
+  table.latency = scenario.latency;
+  table.bandwidth = scenario.bandwidth;
+  return std::make_unique<StageTableCostModel>(std::move(table));
+}
+
+Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
+                        Engine& engine) {
+  if (auto problem = validate_program(program)) {
+    std::string grid;
+    if (problem->where) grid = format_step_grid(program, std::span<const GridMark>(&*problem->where, 1));
+    throw ScheduleError("schedule " + std::string(name) + " is invalid: " + problem->message, grid);
+  }
+  const auto costs = make_cost_model(scenario, program.num_stages());
+  EngineOptions options;
+  options.comm = scenario.comm;
+  options.record_timeline = record_timeline;
+  SimulationOutcome outcome = engine.run(program, *costs, options);
+  if (outcome.deadlock) {
+    std::vector<GridMark> marks;
+    for (const auto& stuck : outcome.deadlock->devices) marks.push_back({stuck.device, stuck.step});
+    throw ScheduleError("schedule " + std::string(name) + " cannot finish: " + outcome.deadlock->summary(),
+                        format_step_grid(program, marks));
+  }
+  Report report;
+  report.schedule = std::string(name);
+  report.params = scenario.params;
+  report.program = std::move(program);
+  report.result = std::move(*outcome.result);
+  report.scenario = scenario_to_json(scenario, name);
+  return report;
+}
+
+Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine) {
+  const ScheduleInfo* info = find_schedule(schedule);
+  if (info == nullptr) throw InputError(scenario.source_of("schedule") + ": unknown schedule '" + std::string(schedule) + "' (known: " + registry_names() + ")");
+  if (auto why = info->check(scenario.params)) throw InputError(scenario.source_of("v") + ": " + std::string(schedule) + " " + *why);
+  return simulate_program(scenario, schedule, info->build(scenario.params), record_timeline, engine);
+}
+
+std::vector<Report> simulate_all(const Scenario& scenario, bool record_timeline) {
+  check_scenario(scenario);
+  Engine engine;
+  std::vector<Report> reports;
+  for (const auto& name : scenario.schedules) reports.push_back(simulate_schedule(scenario, name, record_timeline, engine));
+  return reports;
+}
+
+}  // namespace ppsim

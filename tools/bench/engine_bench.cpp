@@ -1,0 +1,60 @@
+// Engine throughput (simulated ops per second, ops = compute ops + messages) and the end-to-end
+// cost of one small study, the unit of work inside sweeps of hundreds of thousands of points.
+#include <benchmark/benchmark.h>
+
+#include "models/uniform_cost_model.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/validate.hpp"
+#include "sim/engine.hpp"
+
+namespace {
+
+const ppsim::ScheduleInfo& schedule(const char* name) { return *ppsim::find_schedule(name); }
+
+// Replays a prebuilt program: the engine's cost per op.
+void simulate(benchmark::State& state, const char* name, bool timeline) {
+  const ppsim::ScheduleParams params{static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), 1};
+  const ppsim::Program program = schedule(name).build(params);
+  ppsim::UniformCosts costs;
+  costs.message_bytes = ppsim::ByteCount{1 << 20};
+  costs.bandwidth = ppsim::Bandwidth{1e7};
+  costs.latency = ppsim::Duration{0.01};
+  const ppsim::UniformCostModel model(costs);
+  ppsim::EngineOptions options;
+  options.record_timeline = timeline;
+  ppsim::Engine engine;
+  std::int64_t ops = 0;
+  for (auto _ : state) {
+    auto outcome = engine.run(program, model, options);
+    ops = outcome.result->compute_ops + outcome.result->messages;
+    benchmark::DoNotOptimize(outcome);
+  }
+  state.SetItemsProcessed(state.iterations() * ops);
+  state.counters["ops"] = static_cast<double>(ops);
+}
+
+void BM_Simulate1F1B(benchmark::State& state) { simulate(state, "1f1b", false); }
+void BM_SimulateGPipe(benchmark::State& state) { simulate(state, "gpipe", false); }
+void BM_Simulate1F1BWithTimeline(benchmark::State& state) { simulate(state, "1f1b", true); }
+
+// Schedule built from the registry, validated, simulated, summary made: one point of a sweep.
+void BM_EndToEnd1F1B(benchmark::State& state) {
+  const ppsim::ScheduleParams params{static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), 1};
+  const ppsim::UniformCostModel model(ppsim::UniformCosts{});
+  ppsim::Engine engine;
+  for (auto _ : state) {
+    const ppsim::Program program = schedule("1f1b").build(params);
+    if (ppsim::validate_program(program)) state.SkipWithError("invalid program");
+    auto outcome = engine.run(program, model);
+    benchmark::DoNotOptimize(outcome.result->bubble_ratio);
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_Simulate1F1B)->Args({64, 1024})->Args({8, 32})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SimulateGPipe)->Args({64, 1024})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Simulate1F1BWithTimeline)->Args({64, 1024})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EndToEnd1F1B)->Args({8, 32})->Unit(benchmark::kMicrosecond);
+
+BENCHMARK_MAIN();

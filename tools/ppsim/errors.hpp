@@ -1,0 +1,31 @@
+#pragma once
+// The two kinds of failure a user can cause, and the exit status of each (DESIGN.md, "Exit status").
+
+#include <stdexcept>
+#include <string>
+
+namespace ppsim {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;      // anything else: a bug or an unwritable output
+inline constexpr int kExitBadInput = 2;     // one line on stderr naming the flag or JSON path
+inline constexpr int kExitBadSchedule = 3;  // invalid or deadlocking schedule, with the step x device grid
+
+// Bad input: the message starts with the flag ("-p: ...") or the JSON path ("cfg.json: $.p: ...").
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A schedule that is invalid or cannot finish; `grid` shows where.
+class ScheduleError : public std::runtime_error {
+ public:
+  ScheduleError(const std::string& message, std::string grid)
+      : std::runtime_error(message), grid_(std::move(grid)) {}
+  const std::string& grid() const { return grid_; }
+
+ private:
+  std::string grid_;
+};
+
+}  // namespace ppsim

@@ -1,0 +1,44 @@
+#pragma once
+// A what-if study's inputs after defaults, the config file and the flags have been merged.
+// Lists of costs hold either one value for every stage or one value per stage (device, boundary).
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/units.hpp"
+#include "schedules/program.hpp"
+#include "sim/engine.hpp"
+#include "sim/report/reporter.hpp"
+
+namespace ppsim {
+
+struct Scenario {
+  std::vector<std::string> schedules{"1f1b"};
+  ScheduleParams params{4, 8, 1};
+  std::vector<Duration> forward{Duration{1}};
+  std::vector<Duration> backward{Duration{2}};  // full backward B = I + W
+  std::vector<Duration> weight{Duration{1}};    // W, for schedules that split B
+  std::vector<ByteCount> activation_bytes{ByteCount{0}};  // per stage: stash of one micro-batch
+  std::vector<ByteCount> message_bytes{ByteCount{0}};     // per boundary between adjacent stages
+  std::vector<ByteCount> static_bytes{ByteCount{0}};      // per device
+  double weight_stash_fraction = 0.5;  // share of a stash that W still needs after I
+  Duration latency{0};
+  Bandwidth bandwidth{};
+  CommMode comm = CommMode::kOverlap;
+  OutputFormat format = OutputFormat::kTable;
+  bool timeline = false;
+
+  // Where each setting came from ("--forward" or "cfg.json: $.forward"), so that errors found
+  // later (list lengths, W > B) still name the flag or JSON path the user wrote.
+  std::map<std::string, std::string, std::less<>> sources;
+  std::string source_of(std::string_view key) const;
+};
+
+// The built-in default study of `ppsim` without arguments: GPipe vs 1F1B, p=4, m=8, F=1, B=2.
+Scenario default_study();
+
+const char* comm_mode_name(CommMode mode);
+
+}  // namespace ppsim

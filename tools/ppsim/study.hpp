@@ -1,0 +1,37 @@
+#pragma once
+// From a Scenario to Reports: check the inputs, build each schedule's program, validate it,
+// make the cost model and replay it. Failures are InputError (exit 2) or ScheduleError (exit 3).
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "models/cost_model.hpp"
+#include "sim/engine.hpp"
+#include "sim/report/report.hpp"
+#include "tools/ppsim/scenario.hpp"
+
+namespace ppsim {
+
+// Compute ops one simulation may have. At ~10 M ops/s a run at the limit takes a few seconds and
+// its program about 1 GiB; anything larger is almost surely a typo in p, m or v.
+inline constexpr std::int64_t kMaxOps = 50'000'000;
+
+// Checks what does not depend on a schedule: names exist, sizes are sane, costs are consistent.
+void check_scenario(const Scenario& scenario);
+
+// The cost model for a program with `stages` stages on p devices; list lengths are checked here.
+std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages);
+
+// Simulates one registry schedule.
+Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine);
+
+// Validates and simulates a program built elsewhere (tests, and custom schedules later).
+Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
+                        Engine& engine);
+
+// Every schedule of the scenario, in the order given.
+std::vector<Report> simulate_all(const Scenario& scenario, bool record_timeline);
+
+}  // namespace ppsim
