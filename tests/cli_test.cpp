@@ -1,1 +1,255 @@
-// placeholder: filled in by the change that adds these tests
+// The command line, driven in-process: exit statuses, both streams, the JSON names of DESIGN.md,
+// the example configs, and one clear line for every kind of bad input.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "schedules/program.hpp"
+#include "tools/ppsim/cli.hpp"
+#include "tools/ppsim/errors.hpp"
+#include "tools/ppsim/scenario.hpp"
+#include "tools/ppsim/study.hpp"
+
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+CliRun cli(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  CliRun run;
+  run.status = ppsim::run_cli(args, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("ppsim without arguments compares GPipe and 1F1B at p=4, m=8 with timelines", "[cli]") {
+  const CliRun run = cli({});
+  REQUIRE(run.status == ppsim::kExitOk);
+  CHECK(run.err.empty());
+  CHECK(run.out.find("gpipe") != std::string::npos);
+  CHECK(run.out.find("1f1b") != std::string::npos);
+  CHECK(run.out.find("p=4 m=8") != std::string::npos);
+  CHECK(run.out.find("makespan") != std::string::npos);
+  CHECK(run.out.find("== gpipe ==") != std::string::npos);
+  CHECK(run.out.find("== 1f1b ==") != std::string::npos);
+  // (m + p - 1)(F + B) = 11 * 3 for both schedules.
+  CHECK(run.out.find("33") != std::string::npos);
+}
+
+TEST_CASE("run --format json carries DESIGN.md's figure names with the simulated values", "[cli]") {
+  const CliRun run = cli({"run", "-s", "1f1b", "-p", "8", "-m", "32", "--forward", "1", "--backward", "2", "--format", "json"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  const auto json = nlohmann::json::parse(run.out);
+  CHECK(json["schedule"] == "1f1b");
+  CHECK(json["p"] == 8);
+  CHECK(json["m"] == 32);
+  CHECK(json["v"] == 1);
+  CHECK(json["makespan"].get<double>() == Approx(39 * 3.0));
+  CHECK(json["bubble_ratio"].get<double>() == Approx(7.0 / 39.0));
+  CHECK(json["bubble_overhead"].get<double>() == Approx(7.0 / 32.0));
+  CHECK(json["comm_ratio"].get<double>() == 0.0);
+  REQUIRE(json["per_device"].size() == 8);
+  for (const char* name : {"start", "end", "busy", "idle", "bubble_ratio", "peak_stashed", "peak_activation_bytes",
+                           "peak_memory_bytes", "phases"}) {
+    CHECK(json["per_device"][0].contains(name));
+  }
+  for (const char* phase : {"warmup", "steady", "cooldown"}) CHECK(json["per_device"][0]["phases"].contains(phase));
+  REQUIRE(!json["per_link"].empty());
+  for (const char* name : {"src", "dst", "messages", "bytes", "busy"}) CHECK(json["per_link"][0].contains(name));
+  CHECK(json["scenario"]["forward"] == 1.0);
+  CHECK(json["scenario"]["weight"] == 1.0);  // half of B by default
+}
+
+TEST_CASE("run --format csv prints a header and one row per device", "[cli]") {
+  const CliRun run = cli({"run", "-s", "gpipe", "-p", "6", "-m", "12", "--format", "csv"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  CHECK(count_lines(run.out) == 7);
+  CHECK(run.out.rfind("schedule,p,m,v,device,", 0) == 0);
+}
+
+TEST_CASE("compare --format json prints one object per schedule in the order given", "[cli]") {
+  const CliRun run = cli({"compare", "-s", "1f1b,gpipe", "-p", "4", "-m", "8", "--format", "json"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  const auto json = nlohmann::json::parse(run.out);
+  REQUIRE(json.is_array());
+  REQUIRE(json.size() == 2);
+  CHECK(json[0]["schedule"] == "1f1b");
+  CHECK(json[1]["schedule"] == "gpipe");
+  CHECK(json[0]["makespan"] == json[1]["makespan"]);  // the folklore says otherwise; the bubble is the same
+}
+
+TEST_CASE("schedules lists every registry entry with its constraints", "[cli]") {
+  const CliRun run = cli({"schedules"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  CHECK(run.out.find("gpipe") != std::string::npos);
+  CHECK(run.out.find("1f1b") != std::string::npos);
+  CHECK(run.out.find("constraints: v = 1") != std::string::npos);
+}
+
+TEST_CASE("help and version exit 0 and name the commands", "[cli]") {
+  const CliRun help = cli({"--help"});
+  CHECK(help.status == ppsim::kExitOk);
+  CHECK(help.out.find("compare") != std::string::npos);
+  CHECK(help.out.find("Exit status") != std::string::npos);
+  const CliRun run_help = cli({"run", "--help"});
+  CHECK(run_help.status == ppsim::kExitOk);
+  CHECK(run_help.out.find("--message-bytes") != std::string::npos);
+  const CliRun version = cli({"--version"});
+  CHECK(version.status == ppsim::kExitOk);
+  CHECK(version.out.find("ppsim") != std::string::npos);
+}
+
+TEST_CASE("fewer micro-batches than devices simulates a partial pipeline", "[cli]") {
+  const auto schedule = GENERATE(as<std::string>{}, "gpipe", "1f1b");
+  const CliRun run = cli({"run", "-s", schedule, "-p", "8", "-m", "2", "--format", "json"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  const auto json = nlohmann::json::parse(run.out);
+  CHECK(json["makespan"].get<double>() == Approx((2 + 8 - 1) * 3.0));
+}
+
+TEST_CASE("the same inputs give the same output bytes", "[cli]") {
+  const std::vector<std::string> args{"compare", "-s", "gpipe,1f1b", "-p", "5", "-m", "7", "--latency", "0.3",
+                                      "--message-bytes", "100", "--bandwidth", "150", "--format", "json", "--timeline"};
+  CHECK(cli(args).out == cli(args).out);
+}
+
+TEST_CASE("flags override the config file", "[cli]") {
+  const auto path = std::filesystem::temp_directory_path() / "ppsim_cli_override.json";
+  {
+    std::ofstream file(path);
+    file << R"({"schedule": "gpipe", "p": 4, "m": 8, "forward": 2})";
+  }
+  const CliRun run = cli({"run", "-c", path.string(), "-m", "16", "--format", "json"});
+  std::filesystem::remove(path);
+  REQUIRE(run.status == ppsim::kExitOk);
+  const auto json = nlohmann::json::parse(run.out);
+  CHECK(json["schedule"] == "gpipe");
+  CHECK(json["m"] == 16);
+  CHECK(json["makespan"].get<double>() == Approx((16 + 4 - 1) * (2.0 + 2.0)));
+}
+
+TEST_CASE("every example config runs", "[cli][examples]") {
+  const std::filesystem::path dir = std::filesystem::path(PPSIM_SOURCE_DIR) / "configs" / "examples";
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  REQUIRE(!files.empty());
+  for (const auto& file : files) {
+    INFO(file.string());
+    std::ifstream stream(file);
+    const auto config = nlohmann::json::parse(stream);
+    const bool several = config.at("schedule").is_array();
+    const CliRun run = cli({several ? "compare" : "run", "-c", file.string(), "--format", "json"});
+    CHECK(run.err.empty());
+    REQUIRE(run.status == ppsim::kExitOk);
+    const auto json = nlohmann::json::parse(run.out);
+    const auto& first = several ? json.at(0) : json;
+    CHECK(first["p"] == config.at("p"));
+    CHECK(first["makespan"].get<double>() > 0);
+  }
+}
+
+TEST_CASE("bad input exits 2 with one line naming the flag, and prints nothing on stdout", "[cli][errors]") {
+  using Args = std::vector<std::string>;
+  const auto [args, expected] = GENERATE(table<Args, std::string>({
+      {{"run", "-p", "0"}, "ppsim: error: -p: must be a positive integer, got 0"},
+      {{"run", "-p", "four"}, "ppsim: error: -p: must be a positive integer, got 'four'"},
+      {{"run", "-m", "-3"}, "ppsim: error: -m: must be a positive integer, got -3"},
+      {{"run", "-m", "2.5"}, "ppsim: error: -m: must be a positive integer, got '2.5'"},
+      {{"run", "-p", "99999999999"}, "ppsim: error: -p: is absurdly large"},
+      {{"run", "-p", "100000", "-m", "100000"}, "ppsim: error: -m: p=100000, v=1, m=100000 would simulate up to 3e+10 ops, above the limit of 50000000 per run"},
+      {{"run", "-s", "2f2b"}, "ppsim: error: --schedule: unknown schedule '2f2b' (known: gpipe, 1f1b)"},
+      {{"run", "-s", "gpipe,1f1b"}, "ppsim: error: --schedule: run simulates one schedule; use `ppsim compare -s gpipe,1f1b` for several"},
+      {{"run", "-v", "2"}, "ppsim: error: -v: 1f1b needs v = 1"},
+      {{"run", "--forward", "nan"}, "ppsim: error: --forward: must be a finite time, got NaN"},
+      {{"run", "--forward", "inf"}, "ppsim: error: --forward: must be a finite time, got infinity"},
+      {{"run", "--forward", "-1"}, "ppsim: error: --forward: must not be negative, got -1"},
+      {{"run", "--forward", "0"}, "ppsim: error: --forward: must be positive, got 0"},
+      {{"run", "--backward", "1 parsec"}, "ppsim: error: --backward: '1 parsec' has unknown unit 'parsec'"},
+      {{"run", "--forward", "1,2,3"}, "ppsim: error: --forward: has 3 values; give 1 or one per stage (4 for p=4, v=1)"},
+      {{"run", "--forward", "1,,2"}, "ppsim: error: --forward (value 2): is empty"},
+      {{"run", "--weight", "3"}, "ppsim: error: --weight: W (3) exceeds the full backward B (2) on stage 0"},
+      {{"run", "--bandwidth", "0"}, "ppsim: error: --bandwidth: must be positive, got 0"},
+      {{"run", "--latency", "-2 ms"}, "ppsim: error: --latency: must not be negative"},
+      {{"run", "--activation-bytes", "2000000 TiB"}, "ppsim: error: --activation-bytes: is absurdly large"},
+      {{"run", "--message-bytes", "1,2"}, "ppsim: error: --message-bytes: has 2 values; give 1 or one per boundary between stages (3 for p=4, v=1)"},
+      {{"run", "--static-bytes", "1,2,3"}, "ppsim: error: --static-bytes: has 3 values; give 1 or one per device (4 for p=4, v=1)"},
+      {{"run", "--weight-stash-fraction", "1.5"}, "ppsim: error: --weight-stash-fraction: must be a fraction between 0 and 1, got 1.5"},
+      {{"run", "--comm", "sometimes"}, "ppsim: error: --comm: must be overlap or blocking, got 'sometimes'"},
+      {{"run", "--format", "xml"}, "ppsim: error: --format: must be table, json or csv, got 'xml'"},
+      {{"run", "-c", "/nonexistent/ppsim.json"}, "ppsim: error: /nonexistent/ppsim.json: cannot read the config file"},
+      {{"run", "--frobnicate"}, "ppsim: error: The following argument was not expected: --frobnicate"},
+      {{"bogus"}, "ppsim: error: The following argument was not expected: bogus"},
+  }));
+  INFO("args: " << Catch::Detail::stringify(args));
+  const CliRun run = cli(args);
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.out.empty());
+  CHECK(count_lines(run.err) == 1);
+  CHECK(run.err.rfind(expected, 0) == 0);
+}
+
+TEST_CASE("a program that cannot finish is a schedule error with the step x device grid", "[cli][errors]") {
+  // Device 0 waits for the gradient of stage 1 before it has sent stage 1 its input: a cycle.
+  ppsim::Program program;
+  program.num_devices = 2;
+  program.num_microbatches = 1;
+  program.stage_device = {0, 1};
+  program.actions = {{{0, ppsim::Op::kForward, 0}, {0, ppsim::Op::kBackward, 0}},
+                     {{1, ppsim::Op::kForward, 0}, {1, ppsim::Op::kBackward, 0}}};
+  std::swap(program.actions[1][0], program.actions[1][1]);  // 1B0 before 1F0: invalid order
+  ppsim::Scenario scenario;
+  scenario.params = {2, 1, 1};
+  ppsim::Engine engine;
+  try {
+    ppsim::simulate_program(scenario, "hand", program, false, engine);
+    FAIL("expected a ScheduleError");
+  } catch (const ppsim::ScheduleError& error) {
+    CHECK(std::string(error.what()) == "schedule hand is invalid: 1B0 comes before its forward 1F0");
+    CHECK(error.grid().find("[1B0]") != std::string::npos);
+    CHECK(error.grid().find("<-- here") != std::string::npos);
+  }
+}
+
+TEST_CASE("a valid program whose devices wait on each other reports every stuck device", "[cli][errors]") {
+  // Two micro-batches: device 1 insists on 1F1 before 1F0 is possible... but 1F1 needs 0F1, which
+  // device 0 runs only after 0B0, which needs 1B0, which device 1 runs after 1F1: a cross-device cycle.
+  ppsim::Program program;
+  program.num_devices = 2;
+  program.num_microbatches = 2;
+  program.stage_device = {0, 1};
+  using ppsim::Op;
+  program.actions = {{{0, Op::kForward, 0}, {0, Op::kBackward, 0}, {0, Op::kForward, 1}, {0, Op::kBackward, 1}},
+                     {{1, Op::kForward, 1}, {1, Op::kForward, 0}, {1, Op::kBackward, 0}, {1, Op::kBackward, 1}}};
+  ppsim::Scenario scenario;
+  scenario.params = {2, 2, 1};
+  ppsim::Engine engine;
+  try {
+    ppsim::simulate_program(scenario, "hand", program, false, engine);
+    FAIL("expected a ScheduleError");
+  } catch (const ppsim::ScheduleError& error) {
+    CHECK(std::string(error.what()) ==
+          "schedule hand cannot finish: deadlock: device 0 at step 1 (0B0) waits for the gradient of 1B0 or 1I0 "
+          "from device 1; device 1 at step 0 (1F1) waits for 0F1 from device 0");
+    CHECK(error.grid().find("[0B0]") != std::string::npos);
+    CHECK(error.grid().find("[1F1]") != std::string::npos);
+  }
+}

@@ -19,7 +19,7 @@ constexpr std::array<SettingInfo, 16> kSettings = {{
     {"v", "-v", "N", "chunks (stages) per device (default 1)"},
     {"forward", "--forward", "T[,T...]", "forward time F, one value or one per stage (default 1)"},
     {"backward", "--backward", "T[,T...]", "full backward time B = I + W (default 2)"},
-    {"weight", "--weight", "T[,T...]", "weight-gradient time W, for schedules that split B (default 1)"},
+    {"weight", "--weight", "T[,T...]", "weight-gradient time W, for schedules that split B (default B/2)"},
     {"latency", "--latency", "T", "per-message link latency (default 0)"},
     {"bandwidth", "--bandwidth", "R", "link bandwidth, bytes per time unit or e.g. '400 Gb/s' (default unlimited)"},
     {"message-bytes", "--message-bytes", "B[,B...]", "bytes sent between adjacent stages, one value or one per boundary (default 0)"},
@@ -307,7 +307,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
   out["v"] = scenario.params.v;
   out["forward"] = numbers(scenario.forward);
   out["backward"] = numbers(scenario.backward);
-  out["weight"] = numbers(scenario.weight);
+  out["weight"] = numbers(resolved_weight(scenario));
   out["latency"] = scenario.latency.value;
   if (std::isinf(scenario.bandwidth.value)) out["bandwidth"] = "unlimited";
   else out["bandwidth"] = scenario.bandwidth.value;

@@ -14,6 +14,13 @@ std::string Scenario::source_of(std::string_view key) const {
   return key.size() == 1 ? "-" + std::string(key) : "--" + std::string(key);
 }
 
+std::vector<Duration> resolved_weight(const Scenario& scenario) {
+  if (!scenario.weight.empty()) return scenario.weight;
+  std::vector<Duration> half;
+  for (const Duration& backward : scenario.backward) half.push_back(Duration{backward.value / 2});
+  return half;
+}
+
 const char* comm_mode_name(CommMode mode) { return mode == CommMode::kOverlap ? "overlap" : "blocking"; }
 
 }  // namespace ppsim

@@ -19,7 +19,7 @@ struct Scenario {
   ScheduleParams params{4, 8, 1};
   std::vector<Duration> forward{Duration{1}};
   std::vector<Duration> backward{Duration{2}};  // full backward B = I + W
-  std::vector<Duration> weight{Duration{1}};    // W, for schedules that split B
+  std::vector<Duration> weight;  // W, for schedules that split B; empty: half of B on every stage
   std::vector<ByteCount> activation_bytes{ByteCount{0}};  // per stage: stash of one micro-batch
   std::vector<ByteCount> message_bytes{ByteCount{0}};     // per boundary between adjacent stages
   std::vector<ByteCount> static_bytes{ByteCount{0}};      // per device
@@ -38,6 +38,10 @@ struct Scenario {
 
 // The built-in default study of `ppsim` without arguments: GPipe vs 1F1B, p=4, m=8, F=1, B=2.
 Scenario default_study();
+
+// W per stage as given, or half of B where it was not given (the zero-bubble paper's T_W ~ T_B / 2
+// for the input and weight halves of a transformer layer's backward; 1 with the default B = 2).
+std::vector<Duration> resolved_weight(const Scenario& scenario);
 
 const char* comm_mode_name(CommMode mode);
 

@@ -70,27 +70,28 @@ std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages)
   const auto p = static_cast<std::size_t>(scenario.params.p);
   check_length(scenario.forward, s, "forward", "stage", scenario);
   check_length(scenario.backward, s, "backward", "stage", scenario);
-  check_length(scenario.weight, s, "weight", "stage", scenario);
+  const std::vector<Duration> weights = resolved_weight(scenario);
+  check_length(weights, s, "weight", "stage", scenario);
   check_length(scenario.activation_bytes, s, "activation-bytes", "stage", scenario);
   check_length(scenario.message_bytes, s > 1 ? s - 1 : 1, "message-bytes", "boundary between stages", scenario);
   check_length(scenario.static_bytes, p, "static-bytes", "device", scenario);
   for (std::size_t i = 0; i < s; ++i) {
     const double backward = pick(scenario.backward, i).value;
-    const double weight = pick(scenario.weight, i).value;
+    const double weight = pick(weights, i).value;
     if (weight > backward) {
       throw InputError(scenario.source_of("weight") + ": W (" + show(weight) + ") exceeds the full backward B (" + show(backward) +
                        ") on stage " + std::to_string(i) + "; B = I + W needs W <= B");
     }
   }
 
-  const bool uniform = scenario.forward.size() == 1 && scenario.backward.size() == 1 && scenario.weight.size() == 1 &&
+  const bool uniform = scenario.forward.size() == 1 && scenario.backward.size() == 1 && weights.size() == 1 &&
                        scenario.activation_bytes.size() == 1 && scenario.message_bytes.size() == 1 &&
                        scenario.static_bytes.size() == 1;
   if (uniform) {
     UniformCosts costs;
     costs.forward = scenario.forward[0];
     costs.backward = scenario.backward[0];
-    costs.weight = scenario.weight[0];
+    costs.weight = weights[0];
     costs.activation_bytes = scenario.activation_bytes[0];
     costs.weight_stash_fraction = scenario.weight_stash_fraction;
     costs.message_bytes = scenario.message_bytes[0];
@@ -101,7 +102,7 @@ std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages)
   }
   StageTable table;
   for (std::size_t i = 0; i < s; ++i) {
-    table.stages.push_back({pick(scenario.forward, i), pick(scenario.backward, i), pick(scenario.weight, i),
+    table.stages.push_back({pick(scenario.forward, i), pick(scenario.backward, i), pick(weights, i),
                             pick(scenario.activation_bytes, i)});
   }
   for (std::size_t i = 0; i + 1 < s; ++i) table.boundary_bytes.push_back(pick(scenario.message_bytes, i));

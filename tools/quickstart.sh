@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The README's two commands:
+#   tools/quickstart.sh run [ppsim arguments]   install what is missing, build (Release), run ppsim
+#   tools/quickstart.sh test                    install what is missing, build, run every test
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${PPSIM_BUILD_DIR:-$root/build}"
+jobs="${PPSIM_JOBS:-2}"
+
+usage() {
+  echo "usage: tools/quickstart.sh run [ppsim arguments] | test" >&2
+  exit 2
+}
+
+[ $# -ge 1 ] || usage
+command="$1"
+shift
+
+"$root/tools/install-deps.sh"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+
+case "$command" in
+  run)
+    cmake --build "$build" --target ppsim -j "$jobs" >/dev/null
+    exec "$build/tools/ppsim/ppsim" "$@"
+    ;;
+  test)
+    cmake --build "$build" -j "$jobs"
+    cd "$build"
+    exec ctest --output-on-failure -j "$jobs"
+    ;;
+  *)
+    usage
+    ;;
+esac
