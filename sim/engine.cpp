@@ -31,20 +31,10 @@ std::string Deadlock::summary() const {
   return line;
 }
 
-void Engine::prepare(const Program& program, const CostModel& costs, const EngineOptions& options) {
-  if (program.num_devices < 1 || program.actions.size() != index(program.num_devices) ||
-      program.stage_device.empty() || program.num_microbatches < 1) {
-    throw std::invalid_argument("Engine::run: the program's shape is invalid; run validate_program first");
-  }
-  program_ = &program;
-  options_ = options;
-  m_ = program.num_microbatches;
-  const int stages = program.num_stages();
-  const int p = program.num_devices;
-
+void Engine::prepare_links(const Program& program, const CostModel& costs, std::vector<double>& bandwidth) {
   // Links exist between the devices of adjacent stages, in both directions.
   std::vector<std::pair<int, int>> pairs;
-  for (int s = 0; s + 1 < stages; ++s) {
+  for (int s = 0; s + 1 < program.num_stages(); ++s) {
     const int a = program.stage_device[index(s)];
     const int b = program.stage_device[index(s + 1)];
     if (a != b) {
@@ -55,7 +45,7 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   links_.assign(pairs.size(), Link{});
-  std::vector<double> bandwidth(pairs.size());
+  bandwidth.assign(pairs.size(), 0.0);
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const LinkParams params = costs.link(pairs[i].first, pairs[i].second);
     links_[i].src = pairs[i].first;
@@ -67,146 +57,57 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
     auto it = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(src, dst));
     return static_cast<int>(it - pairs.begin());
   };
-
-  // What a stage contributes to each of its ops; read from the cost model once per stage.
-  struct StageInfo {
-    std::array<double, kNumOps> time{};
-    int device = 0;
-    int forward_link = -1;  // towards stage + 1; -1 when it is on the same device
-    int backward_link = -1;  // towards stage - 1
-    std::int64_t forward_bytes = 0;
-    std::int64_t backward_bytes = 0;
-    double forward_send_time = 0;
-    double backward_send_time = 0;
-  };
-  std::vector<StageInfo> info(index(stages));
-  stage_activation_bytes_.resize(index(stages));
-  stage_weight_bytes_.resize(index(stages));
+  const int stages = program.num_stages();
   for (int s = 0; s < stages; ++s) {
-    StageInfo& stage = info[index(s)];
-    for (Op op : {Op::kForward, Op::kBackward, Op::kBackwardInput, Op::kBackwardWeight}) {
-      stage.time[op_index(op)] = costs.compute_time(op, s);
+    StageInfo& info = stages_[index(s)];
+    if (s + 1 < stages && program.stage_device[index(s + 1)] != info.device) {
+      info.forward_link = link_index(info.device, program.stage_device[index(s + 1)]);
+      info.forward_bytes = costs.message_bytes(s, s + 1);
+      info.forward_send_time = transfer_time(info.forward_bytes, bandwidth[index(info.forward_link)]);
     }
-    stage_activation_bytes_[index(s)] = costs.activation_bytes(s);
-    stage_weight_bytes_[index(s)] = costs.weight_stash_bytes(s);
-    stage.device = program.stage_device[index(s)];
-    if (s + 1 < stages && program.stage_device[index(s + 1)] != stage.device) {
-      stage.forward_link = link_index(stage.device, program.stage_device[index(s + 1)]);
-      stage.forward_bytes = costs.message_bytes(s, s + 1);
-      stage.forward_send_time = transfer_time(stage.forward_bytes, bandwidth[index(stage.forward_link)]);
-    }
-    if (s > 0 && program.stage_device[index(s - 1)] != stage.device) {
-      stage.backward_link = link_index(stage.device, program.stage_device[index(s - 1)]);
-      stage.backward_bytes = costs.message_bytes(s, s - 1);
-      stage.backward_send_time = transfer_time(stage.backward_bytes, bandwidth[index(stage.backward_link)]);
+    if (s > 0 && program.stage_device[index(s - 1)] != info.device) {
+      info.backward_link = link_index(info.device, program.stage_device[index(s - 1)]);
+      info.backward_bytes = costs.message_bytes(s, s - 1);
+      info.backward_send_time = transfer_time(info.backward_bytes, bandwidth[index(info.backward_link)]);
     }
   }
+}
 
-  slots_per_region_ = index(stages) * index(m_);
-  times_.assign(kFirstRegionSlot + 4 * slots_per_region_, kUnknown);
-  times_[kReady] = 0.0;
-  times_[kScratch] = 0.0;
+void Engine::prepare(const Program& program, const CostModel& costs, const EngineOptions& options) {
+  if (program.num_devices < 1 || program.actions.size() != index(program.num_devices) ||
+      program.stage_device.empty() || program.num_microbatches < 1) {
+    throw std::invalid_argument("Engine::run: the program's shape is invalid; run validate_program first");
+  }
+  program_ = &program;
+  options_ = options;
+  m_ = program.num_microbatches;
+  const int stages = program.num_stages();
+  const int p = program.num_devices;
 
-  plan_.resize(program.num_ops());
+  stages_.assign(index(stages), StageInfo{});
+  for (int s = 0; s < stages; ++s) {
+    StageInfo& info = stages_[index(s)];
+    for (Op op : {Op::kForward, Op::kBackward, Op::kBackwardInput, Op::kBackwardWeight}) {
+      info.time[op_index(op)] = costs.compute_time(op, s);
+    }
+    info.activation_bytes = costs.activation_bytes(s);
+    info.weight_bytes = costs.weight_stash_bytes(s);
+    info.device = program.stage_device[index(s)];
+  }
+  std::vector<double> bandwidth;
+  prepare_links(program, costs, bandwidth);
+
+  const std::size_t slots = index(stages) * index(m_);
+  forward_input_.assign(slots, kUnknown);
+  backward_input_.assign(slots, kUnknown);
+  done_.assign(slots, 0);
+  std::fill_n(forward_input_.begin(), index(m_), 0.0);      // stage 0 reads the batch
+  std::fill_n(backward_input_.end() - m_, index(m_), 0.0);  // the last stage owns the loss
+
   devices_.assign(index(p), DeviceState{});
   figures_.assign(index(p), DeviceFigures{});
   memory_.resize(index(p));
-  std::size_t next = 0;
-  for (int d = 0; d < p; ++d) {
-    const auto& list = program.actions[index(d)];
-    DeviceState& state = devices_[index(d)];
-    DeviceFigures& figures = figures_[index(d)];
-    state.begin = next;
-    state.size = list.size();
-
-    // Warmup: ops before the first backward; cooldown: ops after the last forward.
-    std::size_t first_backward = list.size();
-    std::size_t last_forward = 0;
-    bool any_forward = false;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (is_backward_input(list[i].op) && first_backward == list.size()) first_backward = i;
-      if (list[i].op == Op::kForward) {
-        last_forward = i;
-        any_forward = true;
-      }
-    }
-    const std::size_t cooldown_first = any_forward ? last_forward + 1 : 0;
-    state.phase_first = {0, first_backward, std::max(cooldown_first, first_backward)};
-    state.phase_last = {first_backward, cooldown_first, list.size()};  // exclusive ends for now
-
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const Action& action = list[i];
-      const StageInfo& stage = info[index(action.stage)];
-      PlannedOp& op = plan_[next++];
-      op.cost = stage.time[op_index(action.op)];
-      op.send_time = 0;
-      op.message_bytes = 0;
-      op.wait_first = kReady;
-      op.wait_second = kReady;
-      op.done = kScratch;
-      op.deliver = kScratch;
-      op.link = -1;
-      op.consumer = -1;
-      op.stage = action.stage;
-      op.op = action.op;
-      const int s = action.stage;
-      const int j = action.microbatch;
-      switch (action.op) {
-        case Op::kForward:
-          if (s > 0) op.wait_first = slot(kForwardInput, s, j);
-          op.done = slot(kForwardDone, s, j);
-          if (s + 1 < stages) {
-            op.deliver = slot(kForwardInput, s + 1, j);
-            op.consumer = info[index(s + 1)].device;
-            op.link = stage.forward_link;
-            op.message_bytes = stage.forward_bytes;
-            op.send_time = stage.forward_send_time;
-          }
-          break;
-        case Op::kBackward:
-        case Op::kBackwardInput:
-          if (s + 1 < stages) op.wait_first = slot(kBackwardInput, s, j);
-          op.wait_second = slot(kForwardDone, s, j);
-          if (action.op == Op::kBackwardInput) op.done = slot(kInputGradDone, s, j);
-          if (s > 0) {
-            op.deliver = slot(kBackwardInput, s - 1, j);
-            op.consumer = info[index(s - 1)].device;
-            op.link = stage.backward_link;
-            op.message_bytes = stage.backward_bytes;
-            op.send_time = stage.backward_send_time;
-          }
-          break;
-        case Op::kBackwardWeight:
-          op.wait_first = slot(kInputGradDone, s, j);
-          break;
-      }
-      // Busy time and op counts do not depend on timing, so they are summed here, off the hot path.
-      figures.busy += op.cost;
-      ++figures.ops;
-      PhaseFigures& phase = figures.phases[i < first_backward ? 0 : (i < cooldown_first ? 1 : 2)];
-      phase.busy += op.cost;
-      ++phase.ops;
-    }
-
-    // The positions whose start or end the summary needs, sorted and unique.
-    for (std::size_t k = 0; k < 3; ++k) {
-      if (state.phase_first[k] >= state.phase_last[k]) {
-        state.phase_first[k] = list.size() + 1;  // empty phase: never noted
-        state.phase_last[k] = list.size() + 1;
-      } else {
-        --state.phase_last[k];  // now inclusive
-      }
-    }
-    std::array<std::size_t, 8> marks{0, list.size() - 1, state.phase_first[0], state.phase_last[0],
-                                     state.phase_first[1], state.phase_last[1], state.phase_first[2],
-                                     state.phase_last[2]};
-    std::sort(marks.begin(), marks.end());
-    state.mark_count = static_cast<std::size_t>(std::unique(marks.begin(), marks.end()) - marks.begin());
-    state.marks = marks;
-
-    memory_[index(d)].reset(costs.static_bytes(d), costs.weight_stash_fraction());
-    figures.static_bytes = costs.static_bytes(d);
-  }
+  for (int d = 0; d < p; ++d) prepare_device(d, costs);
   events_.reset(index(p));
 
   timeline_ = Timeline{};
@@ -215,6 +116,48 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
     timeline_.memory.reserve(2 * program.num_ops() + index(p));
     for (int d = 0; d < p; ++d) timeline_.memory.push_back({d, 0.0, memory_[index(d)].memory_bytes(), 0.0});
   }
+}
+
+void Engine::prepare_device(int device, const CostModel& costs) {
+  const auto& list = program_->actions[index(device)];
+  DeviceState& state = devices_[index(device)];
+  DeviceFigures& figures = figures_[index(device)];
+  state.size = list.size();
+
+  // Warmup: ops before the first backward; cooldown: ops after the last forward.
+  std::size_t first_backward = list.size();
+  std::size_t cooldown_first = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (is_backward_input(list[i].op) && first_backward == list.size()) first_backward = i;
+    if (list[i].op == Op::kForward) cooldown_first = i + 1;
+  }
+  const std::array<std::size_t, 4> bounds{0, first_backward, std::max(cooldown_first, first_backward), list.size()};
+
+  // Busy time and op counts do not depend on timing, so they are summed here, off the event loop.
+  for (std::size_t k = 0; k < 3; ++k) {
+    PhaseFigures& phase = figures.phases[k];
+    for (std::size_t i = bounds[k]; i < bounds[k + 1]; ++i) {
+      phase.busy += stages_[index(list[i].stage)].time[op_index(list[i].op)];
+    }
+    phase.ops = static_cast<std::int64_t>(bounds[k + 1] - bounds[k]);
+    figures.busy += phase.busy;
+    const bool empty = bounds[k] == bounds[k + 1];
+    state.phase_first[k] = empty ? list.size() + 1 : bounds[k];
+    state.phase_last[k] = empty ? list.size() + 1 : bounds[k + 1] - 1;
+  }
+  figures.ops = static_cast<std::int64_t>(list.size());
+
+  // The positions whose start or end the summary needs, sorted and unique.
+  if (list.empty()) return void(memory_[index(device)].reset(costs.static_bytes(device), costs.weight_stash_fraction()));
+  std::array<std::size_t, 8> marks{0, list.size() - 1, state.phase_first[0], state.phase_last[0],
+                                   state.phase_first[1], state.phase_last[1], state.phase_first[2],
+                                   state.phase_last[2]};
+  std::sort(marks.begin(), marks.end());
+  state.mark_count = static_cast<std::size_t>(std::unique(marks.begin(), marks.end()) - marks.begin());
+  state.marks = marks;
+
+  memory_[index(device)].reset(costs.static_bytes(device), costs.weight_stash_fraction());
+  figures.static_bytes = costs.static_bytes(device);
 }
 
 void Engine::note_marks(int device, double start, double end) {
@@ -226,67 +169,108 @@ void Engine::note_marks(int device, double start, double end) {
     if (state.phase_first[k] == state.pc) figures.phases[k].start = start;
     if (state.phase_last[k] == state.pc) figures.phases[k].end = end;
   }
-  while (state.next_mark < state.mark_count && state.marks[state.next_mark] <= state.pc) ++state.next_mark;
+  ++state.next_mark;
 }
 
 void Engine::try_start(int device) {
   DeviceState& state = devices_[index(device)];
   if (state.running || state.pc >= state.size) return;
-  const PlannedOp& op = plan_[state.begin + state.pc];
-  const double ready = std::max(times_[op.wait_first], times_[op.wait_second]);
+  const Action& action = program_->actions[index(device)][state.pc];
+  const std::size_t k = slot(action);
+  // Dependencies on the same device (F before B/I, I before W) ended before free_at, so a flag is
+  // enough for them; only arrivals from other stages carry a time.
+  double ready = 0;
+  switch (action.op) {
+    case Op::kForward: ready = forward_input_[k]; break;
+    case Op::kBackward:
+    case Op::kBackwardInput: ready = (done_[k] & kForwardDone) ? backward_input_[k] : kUnknown; break;
+    case Op::kBackwardWeight: ready = (done_[k] & kInputGradDone) ? 0.0 : kUnknown; break;
+  }
   if (ready == kUnknown) return;  // the op that delivers it wakes this device
 
+  const StageInfo& stage = stages_[index(action.stage)];
   const double start = std::max(state.free_at, ready);
-  const double end = start + op.cost;
+  const double end = start + stage.time[op_index(action.op)];
   if (state.next_mark < state.mark_count && state.marks[state.next_mark] == state.pc) note_marks(device, start, end);
-  if (op.op == Op::kForward) {
+  if (action.op == Op::kForward) {
     MemoryTracker& memory = memory_[index(device)];
-    memory.on_forward(stage_activation_bytes_[index(op.stage)]);
+    memory.on_forward(stage.activation_bytes);
     if (options_.record_timeline) timeline_.memory.push_back({device, start, memory.memory_bytes(), memory.stashed()});
   }
-  if (options_.record_timeline) {
-    timeline_.spans.push_back({device, program_->actions[index(device)][state.pc], start, end});
-  }
+  if (options_.record_timeline) timeline_.spans.push_back({device, action, start, end});
   state.running = true;
   events_.push(end, static_cast<std::uint32_t>(device));
 }
 
 void Engine::finish_op(double time, int device) {
   DeviceState& state = devices_[index(device)];
-  const PlannedOp& op = plan_[state.begin + state.pc];
+  const Action action = program_->actions[index(device)][state.pc];
+  const StageInfo& stage = stages_[index(action.stage)];
+  const std::size_t k = slot(action);
   MemoryTracker& memory = memory_[index(device)];
-  times_[op.done] = time;
-  switch (op.op) {
-    case Op::kForward: break;
-    case Op::kBackward: memory.on_backward(stage_activation_bytes_[index(op.stage)]); break;
-    case Op::kBackwardInput:
-      memory.on_input_grad(stage_activation_bytes_[index(op.stage)], stage_weight_bytes_[index(op.stage)]);
+
+  // Where the output goes: the next stage's forward input, or the previous stage's gradient input.
+  int link = -1;
+  std::int64_t bytes = 0;
+  double send_time = 0;
+  int consumer_stage = -1;
+  double* consumer_slot = nullptr;
+  switch (action.op) {
+    case Op::kForward:
+      done_[k] |= kForwardDone;
+      if (action.stage + 1 < static_cast<int>(stages_.size())) {
+        consumer_stage = action.stage + 1;
+        consumer_slot = &forward_input_[k + index(m_)];
+        link = stage.forward_link;
+        bytes = stage.forward_bytes;
+        send_time = stage.forward_send_time;
+      }
       break;
-    case Op::kBackwardWeight: memory.on_weight_grad(stage_weight_bytes_[index(op.stage)]); break;
+    case Op::kBackward:
+    case Op::kBackwardInput:
+      if (action.op == Op::kBackward) {
+        memory.on_backward(stage.activation_bytes);
+      } else {
+        memory.on_input_grad(stage.activation_bytes, stage.weight_bytes);
+        done_[k] |= kInputGradDone;
+      }
+      if (action.stage > 0) {
+        consumer_stage = action.stage - 1;
+        consumer_slot = &backward_input_[k - index(m_)];
+        link = stage.backward_link;
+        bytes = stage.backward_bytes;
+        send_time = stage.backward_send_time;
+      }
+      break;
+    case Op::kBackwardWeight:
+      memory.on_weight_grad(stage.weight_bytes);
+      break;
   }
-  if (options_.record_timeline && op.op != Op::kForward) {
+  if (options_.record_timeline && action.op != Op::kForward) {
     timeline_.memory.push_back({device, time, memory.memory_bytes(), memory.stashed()});
   }
 
   double released = time;  // when the stream is free again in blocking mode
   double arrival = time;
-  if (op.link >= 0) {
-    Link& link = links_[index(op.link)];
-    const Link::Departure departure = link.send(time, op.message_bytes, op.send_time);
+  if (link >= 0) {
+    Link& target = links_[index(link)];
+    const Link::Departure departure = target.send(time, bytes, send_time);
     released = departure.end;
-    arrival = departure.end + link.latency;
+    arrival = departure.end + target.latency;
     if (options_.record_timeline) {
-      timeline_.messages.push_back({link.src, link.dst, program_->actions[index(device)][state.pc], time,
-                                    departure.start, departure.end, arrival, op.message_bytes});
+      timeline_.messages.push_back(
+          {target.src, target.dst, action, time, departure.start, departure.end, arrival, bytes});
     }
   }
-  times_[op.deliver] = arrival;
 
-  const int consumer = op.consumer;
   ++state.pc;
   state.running = false;
   state.free_at = options_.comm == CommMode::kBlocking ? released : time;
-  if (consumer >= 0 && consumer != device) try_start(consumer);
+  if (consumer_slot != nullptr) {
+    *consumer_slot = arrival;
+    const int consumer = stages_[index(consumer_stage)].device;
+    if (consumer != device) try_start(consumer);
+  }
   try_start(device);
 }
 
@@ -373,7 +357,7 @@ Deadlock Engine::describe_deadlock() const {
       }
       case Op::kBackward:
       case Op::kBackwardInput:
-        if (times_[slot(kForwardDone, next.stage, next.microbatch)] == kUnknown) {
+        if (!(done_[slot(next)] & kForwardDone)) {
           waits = "its forward " + to_string({next.stage, Op::kForward, next.microbatch});
         } else {
           const Action producer{next.stage + 1, Op::kBackward, next.microbatch};

@@ -1,1 +1,63 @@
-// placeholder
+#include "sim/report/csv_reporter.hpp"
+
+#include <ostream>
+
+#include "sim/report/format.hpp"
+
+namespace ppsim {
+namespace {
+
+// RFC 4180: quote a field only when it holds a separator, a quote or a line break.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+void write_rows(std::ostream& out, const Report& report) {
+  const std::string prefix = csv_field(report.schedule) + "," + std::to_string(report.params.p) + "," +
+                             std::to_string(report.params.m) + "," + std::to_string(report.params.v) + ",";
+  const auto& devices = report.result.per_device;
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const DeviceFigures& f = devices[d];
+    std::string row = prefix + std::to_string(d);
+    auto add = [&row](const std::string& field) {
+      row += ',';
+      row += field;
+    };
+    add(format_exact(f.start));
+    add(format_exact(f.end));
+    add(format_exact(f.busy));
+    add(format_exact(f.idle));
+    add(format_exact(f.bubble_ratio));
+    add(std::to_string(f.ops));
+    add(format_exact(f.peak_stashed));
+    add(std::to_string(f.static_bytes));
+    add(std::to_string(f.peak_activation_bytes));
+    add(std::to_string(f.peak_memory_bytes));
+    for (const PhaseFigures& phase : f.phases) {
+      add(std::to_string(phase.ops));
+      add(format_exact(phase.duration()));
+    }
+    out << row << '\n';
+  }
+}
+
+}  // namespace
+
+std::string csv_header() {
+  return "schedule,p,m,v,device,start,end,busy,idle,bubble_ratio,ops,peak_stashed,static_bytes,"
+         "peak_activation_bytes,peak_memory_bytes,warmup_ops,warmup_duration,steady_ops,steady_duration,"
+         "cooldown_ops,cooldown_duration";
+}
+
+void CsvReporter::write(std::ostream& out, std::span<const Report> reports, const ReportOptions& /*options*/) const {
+  out << csv_header() << '\n';
+  for (const Report& report : reports) write_rows(out, report);
+}
+
+}  // namespace ppsim

@@ -14,7 +14,7 @@ struct Report {
   ScheduleParams params;     // p, m, v
   Program program;           // the replayed program (the ASCII timeline labels come from it)
   Result result;             // result.timeline is set when a timeline was asked for
-  nlohmann::json scenario;   // the resolved scenario, as written under "scenario" in JSON output
+  nlohmann::ordered_json scenario;  // the resolved scenario, as written under "scenario" in JSON output
 };
 
 }  // namespace ppsim

@@ -15,12 +15,15 @@ enum class OutputFormat { kTable, kJson, kCsv };
 
 struct ReportOptions {
   bool timeline = false;  // table: add an ASCII timeline per schedule; JSON: add spans and memory samples
+  // `compare`: JSON is an array and the table is side by side even for one schedule, so scripts
+  // see the same shape whatever the number of schedules. `run` leaves it false.
+  bool side_by_side = false;
 };
 
 class Reporter {
  public:
   virtual ~Reporter() = default;
-  // One report: `ppsim run`. Several: `ppsim compare`, side by side.
+  // One report: `ppsim run`. Several, or options.side_by_side: `ppsim compare`.
   virtual void write(std::ostream& out, std::span<const Report> reports, const ReportOptions& options) const = 0;
 };
 

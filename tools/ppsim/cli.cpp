@@ -63,11 +63,12 @@ Scenario scenario_from(const ScenarioFlags& flags) {
   return scenario;
 }
 
-void write_reports(const Scenario& scenario, std::ostream& out) {
+void write_reports(const Scenario& scenario, bool side_by_side, std::ostream& out) {
   const auto reports = simulate_all(scenario, scenario.timeline);
   std::ostringstream buffer;  // nothing reaches `out` unless every schedule simulated
   ReportOptions options;
   options.timeline = scenario.timeline;
+  options.side_by_side = side_by_side;
   make_reporter(scenario.format)->write(buffer, reports, options);
   out << buffer.str();
 }
@@ -119,15 +120,15 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         throw InputError(scenario.source_of("schedule") + ": run simulates one schedule; use `ppsim compare -s " +
                          run_flags.text["schedule"] + "` for several");
       }
-      write_reports(scenario, out);
+      write_reports(scenario, false, out);
     } else if (compare->parsed()) {
       Scenario scenario = scenario_from(compare_flags);
       if (compare_flags.options["schedule"]->count() == 0 && scenario.sources.count("schedule") == 0) {
         scenario.schedules = {"gpipe", "1f1b"};
       }
-      write_reports(scenario, out);
+      write_reports(scenario, true, out);
     } else {
-      write_reports(default_study(), out);
+      write_reports(default_study(), true, out);
     }
     return kExitOk;
   } catch (const CLI::ParseError& error) {

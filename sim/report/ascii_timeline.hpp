@@ -1,0 +1,29 @@
+#pragma once
+// A terminal picture of a recorded timeline: one row per device, one column per time slot,
+// `|` marking where each device's warmup, steady and cooldown phases meet.
+
+#include <cstddef>
+#include <string>
+
+#include "sim/report/report.hpp"
+
+namespace ppsim {
+
+// How time maps onto columns.
+struct TimelineGrid {
+  double origin = 0;        // time at the left edge of column 0 (the first op start)
+  double slot = 0;          // time one column stands for
+  std::size_t columns = 0;  // 0 when there is nothing to draw
+  bool exact = false;       // every op start and end falls on a column edge
+};
+
+// The largest slot such that every op boundary is a whole number of slots, when that needs at
+// most `max_columns` columns; otherwise makespan / max_columns, and cells show the op covering
+// their midpoint.
+TimelineGrid choose_timeline_grid(const Timeline& timeline, std::size_t max_columns);
+
+// The picture, ending in a newline. Cells read `F3`, `B1`, or `0F3` when a device holds several
+// stages; `.` is idle. Without a recorded timeline it says so in one line.
+std::string render_ascii_timeline(const Report& report, std::size_t max_columns = 120);
+
+}  // namespace ppsim

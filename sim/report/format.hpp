@@ -1,0 +1,40 @@
+#pragma once
+// Number and column formatting shared by the reporters, so every output writes figures alike.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ppsim {
+
+// For people: at most 6 significant digits, no trailing zeros ("24", "0.272727", "1.5e-07").
+std::string format_figure(double value);
+
+// For machines: the shortest text that reads back to the same double ("24", "0.2727272727272727").
+std::string format_exact(double value);
+
+// Binary units for people: "0 B", "512 B", "1.5 KiB", "80 GiB" (at most two decimals).
+std::string format_bytes(std::int64_t bytes);
+
+enum class Align { kLeft, kRight };
+
+// A plain-text table: columns padded to their widest cell, separated by two spaces, trailing
+// blanks trimmed so golden outputs do not depend on invisible whitespace.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<Align> align) : align_(std::move(align)) {}
+
+  void add_row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  std::string render() const;
+
+ private:
+  std::vector<Align> align_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Pads `text` with spaces to `width` characters on the side `align` leaves open.
+std::string pad(const std::string& text, std::size_t width, Align align = Align::kLeft);
+
+}  // namespace ppsim

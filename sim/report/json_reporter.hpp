@@ -1,0 +1,19 @@
+#pragma once
+// JSON output for scripts and CI: the figures under their DESIGN.md names, in a stable key order.
+
+#include <nlohmann/json.hpp>
+
+#include "sim/report/reporter.hpp"
+
+namespace ppsim {
+
+// Writes one report as one JSON object, several as an array of them.
+class JsonReporter final : public Reporter {
+ public:
+  void write(std::ostream& out, std::span<const Report> reports, const ReportOptions& options) const override;
+};
+
+// One report as the object JsonReporter prints; exposed for callers that embed it (sweeps).
+nlohmann::ordered_json report_to_json(const Report& report, const ReportOptions& options);
+
+}  // namespace ppsim
