@@ -191,17 +191,23 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::span<const SettingInfo> scenario_settings() { return kSettings; }
 
-std::string nearest_key(std::string_view unknown) {
+std::string nearest_name(std::string_view unknown, std::span<const std::string_view> candidates) {
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, unknown.size() / 3) + 1;
-  for (const auto& setting : kSettings) {
-    const std::size_t distance = edit_distance(unknown, setting.key);
+  for (std::string_view candidate : candidates) {
+    const std::size_t distance = edit_distance(unknown, candidate);
     if (distance < best_distance) {
       best_distance = distance;
-      best = setting.key;
+      best = candidate;
     }
   }
   return best;
+}
+
+std::string nearest_key(std::string_view unknown) {
+  std::vector<std::string_view> keys;
+  for (const auto& setting : kSettings) keys.push_back(setting.key);
+  return nearest_name(unknown, keys);
 }
 
 void apply_setting_text(std::string_view key, std::string_view text, const std::string& source, Scenario& scenario) {

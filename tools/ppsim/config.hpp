@@ -32,7 +32,10 @@ void apply_config_file(const std::string& path, Scenario& scenario);
 // The resolved scenario in base units, under the same key names, for JSON output.
 nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_view schedule);
 
-// The known key closest to `unknown` by edit distance, or "" when none is close.
+// The candidate closest to `unknown` by edit distance, or "" when none is close.
+std::string nearest_name(std::string_view unknown, std::span<const std::string_view> candidates);
+
+// The known key closest to `unknown`, or "" when none is close.
 std::string nearest_key(std::string_view unknown);
 
 }  // namespace ppsim

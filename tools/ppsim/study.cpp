@@ -18,6 +18,15 @@ std::string registry_names() {
   return names;
 }
 
+std::string unknown_schedule(const Scenario& scenario, std::string_view name) {
+  std::vector<std::string_view> names;
+  for (const auto& info : schedule_registry()) names.push_back(info.name);
+  const std::string suggestion = nearest_name(name, names);
+  return scenario.source_of("schedule") + ": unknown schedule '" + std::string(name) + "'" +
+         (suggestion.empty() ? "" : " (did you mean " + suggestion + "?)") + "; known: " + registry_names();
+}
+
+
 // A list holds one value (for all) or exactly `expected` values.
 template <typename T>
 void check_length(const std::vector<T>& list, std::size_t expected, std::string_view key, std::string_view per,
@@ -45,7 +54,7 @@ void check_scenario(const Scenario& scenario) {
   const auto& params = scenario.params;
   for (const auto& name : scenario.schedules) {
     if (find_schedule(name) == nullptr) {
-      throw InputError(scenario.source_of("schedule") + ": unknown schedule '" + name + "' (known: " + registry_names() + ")");
+      throw InputError(unknown_schedule(scenario, name));
     }
   }
   // Every (stage, micro-batch) has at most three ops (F, I, W).
@@ -142,7 +151,7 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
 
 Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine) {
   const ScheduleInfo* info = find_schedule(schedule);
-  if (info == nullptr) throw InputError(scenario.source_of("schedule") + ": unknown schedule '" + std::string(schedule) + "' (known: " + registry_names() + ")");
+  if (info == nullptr) throw InputError(unknown_schedule(scenario, schedule));
   if (auto why = info->check(scenario.params)) throw InputError(scenario.source_of("v") + ": " + std::string(schedule) + " " + *why);
   return simulate_program(scenario, schedule, info->build(scenario.params), record_timeline, engine);
 }
