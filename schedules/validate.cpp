@@ -144,9 +144,10 @@ std::string format_step_grid(const Program& program, std::span<const GridMark> m
     text.resize(std::max(text.size(), width), ' ');
     return text;
   };
-  out << "step  ";
-  for (int d = 0; d < program.num_devices; ++d) out << pad("device " + std::to_string(d)) << "  ";
-  out << '\n';
+  std::string header = "step  ";
+  for (int d = 0; d < program.num_devices; ++d) header += pad("device " + std::to_string(d)) + "  ";
+  while (header.back() == ' ') header.pop_back();
+  out << header << '\n';
   bool elided = false;
   for (std::size_t step = 0; step < rows; ++step) {
     if (!near_mark(step)) {

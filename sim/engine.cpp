@@ -310,13 +310,16 @@ Result Engine::summarize() {
   }
   result.makespan = first_start == kUnknown ? 0.0 : last_end - first_start;
   const double capacity = result.p * result.makespan;
-  result.bubble_ratio = capacity > 0 ? 1.0 - result.total_busy / capacity : 0.0;
-  result.bubble_overhead = result.total_busy > 0 ? (capacity - result.total_busy) / result.total_busy : 0.0;
+  // Busy time is summed per device before the run and the makespan during it, in different orders,
+  // so a pipeline without bubble can come out a rounding error below zero; idle time never is.
+  const double idle = std::max(0.0, capacity - result.total_busy);
+  result.bubble_ratio = capacity > 0 ? idle / capacity : 0.0;
+  result.bubble_overhead = result.total_busy > 0 ? idle / result.total_busy : 0.0;
 
   result.per_device = figures_;
   for (std::size_t d = 0; d < result.per_device.size(); ++d) {
     DeviceFigures& figures = result.per_device[d];
-    figures.idle = result.makespan - figures.busy;
+    figures.idle = std::max(0.0, result.makespan - figures.busy);
     figures.bubble_ratio = result.makespan > 0 ? figures.idle / result.makespan : 0.0;
     figures.peak_stashed = memory_[d].peak_stashed();
     figures.peak_activation_bytes = memory_[d].peak_activation_bytes();

@@ -1,0 +1,61 @@
+// Every schedule in the registry, at every small size it accepts, builds a valid program that
+// finishes and keeps the engine's invariants: a schedule is tested the moment its row is added.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "models/uniform_cost_model.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/validate.hpp"
+#include "support/invariants.hpp"
+
+TEST_CASE("Every registry schedule at every accepted p <= 8, m <= 4p, v <= 3 is valid, finishes and keeps the invariants") {
+  ppsim::UniformCosts costs;
+  costs.activation_bytes = ppsim::ByteCount{1000};
+  costs.static_bytes = ppsim::ByteCount{7};
+  costs.message_bytes = ppsim::ByteCount{50};
+  costs.bandwidth = ppsim::Bandwidth{100};
+  costs.latency = ppsim::Duration{0.25};
+  const ppsim::UniformCostModel model(costs);
+  const auto comm = GENERATE(ppsim::CommMode::kOverlap, ppsim::CommMode::kBlocking);
+
+  int simulated = 0;
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    for (int p = 1; p <= 8; ++p) {
+      for (int v = 1; v <= 3; ++v) {
+        for (int m = 1; m <= 4 * p; ++m) {
+          const ppsim::ScheduleParams params{p, m, v};
+          if (info.check(params)) continue;  // outside what the schedule accepts
+          INFO(std::string(info.name) << " p=" << p << " m=" << m << " v=" << v);
+          const ppsim::Program program = info.build(params);
+          const auto problem = ppsim::validate_program(program);
+          REQUIRE_FALSE(problem.has_value());
+          CHECK(program.num_devices == p);
+          CHECK(program.num_microbatches == m);
+          CHECK(program.num_stages() == p * v);
+          ppsim::run_checked(program, model, comm);
+          ++simulated;
+        }
+      }
+    }
+  }
+  CHECK(simulated > 0);
+}
+
+TEST_CASE("Every registry schedule refuses sizes outside its constraints with a reason") {
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    INFO(std::string(info.name));
+    CHECK_FALSE(info.name.empty());
+    CHECK_FALSE(info.summary.empty());
+    CHECK_FALSE(info.constraints.empty());
+    CHECK_FALSE(info.source.empty());
+    CHECK(ppsim::find_schedule(info.name) == &info);
+  }
+  // GPipe and 1F1B place one stage per device.
+  for (const char* name : {"gpipe", "1f1b"}) {
+    const auto why = ppsim::find_schedule(name)->check({4, 8, 2});
+    REQUIRE(why.has_value());
+    CHECK(why->find("v = 1") != std::string::npos);
+  }
+  CHECK(ppsim::find_schedule("no-such-schedule") == nullptr);
+}
