@@ -36,6 +36,35 @@ std::optional<ScheduleProblem> check_shape(const Program& program) {
   return std::nullopt;
 }
 
+// Why an action is out of order or repeated, given what its (stage, micro-batch) has seen so far.
+// Called only once a check has failed, so the fast path stays a table lookup.
+std::string order_problem(const Action& a, std::uint8_t flags) {
+  const std::string text = to_string(a);
+  switch (a.op) {
+    case Op::kForward: return text + " appears twice";
+    case Op::kBackward:
+    case Op::kBackwardInput:
+      if (flags & (kSeenB | kSeenI)) {
+        return text + " repeats the backward of stage " + std::to_string(a.stage) + " micro-batch " +
+               std::to_string(a.microbatch) + " (a backward is either one B or one I and one W)";
+      }
+      return text + " comes before its forward " + name(a.stage, Op::kForward, a.microbatch);
+    case Op::kBackwardWeight:
+      if (flags & kSeenW) return text + " appears twice";
+      if (flags & kSeenB) {
+        return text + " follows a full backward " + name(a.stage, Op::kBackward, a.microbatch) +
+               ", which already computed the weight gradient";
+      }
+      return text + " comes before its input-gradient backward " + name(a.stage, Op::kBackwardInput, a.microbatch);
+  }
+  return text;
+}
+
+// Per op: the flag it sets, the flags that must not be set yet, and the flags that must be.
+constexpr std::uint8_t kSets[kNumOps] = {kSeenF, kSeenB, kSeenI, kSeenW};
+constexpr std::uint8_t kConflicts[kNumOps] = {kSeenF, kSeenB | kSeenI, kSeenB | kSeenI, kSeenW | kSeenB};
+constexpr std::uint8_t kRequires[kNumOps] = {0, kSeenF, kSeenF, kSeenI};
+
 }  // namespace
 
 std::optional<ScheduleProblem> validate_program(const Program& program) {
@@ -49,50 +78,26 @@ std::optional<ScheduleProblem> validate_program(const Program& program) {
     for (std::size_t step = 0; step < list.size(); ++step) {
       const Action& a = list[step];
       // Messages are built only on failure: validation runs once per simulated point in sweeps.
-      const auto text = [&a] { return to_string(a); };
       if (a.stage < 0 || a.stage >= stages) {
-        return at(d, step, text() + ": stage " + std::to_string(a.stage) + " is outside 0.." +
+        return at(d, step, to_string(a) + ": stage " + std::to_string(a.stage) + " is outside 0.." +
                                std::to_string(stages - 1));
       }
       if (a.microbatch < 0 || a.microbatch >= m) {
-        return at(d, step, text() + ": micro-batch " + std::to_string(a.microbatch) + " is outside 0.." +
+        return at(d, step, to_string(a) + ": micro-batch " + std::to_string(a.microbatch) + " is outside 0.." +
                                std::to_string(m - 1));
       }
       const int owner = program.stage_device[static_cast<std::size_t>(a.stage)];
       if (owner != d) {
-        return at(d, step, text() + " is on device " + std::to_string(d) + " but stage " +
+        return at(d, step, to_string(a) + " is on device " + std::to_string(d) + " but stage " +
                                std::to_string(a.stage) + " belongs to device " + std::to_string(owner));
       }
       std::uint8_t& flags =
           seen[static_cast<std::size_t>(a.stage) * static_cast<std::size_t>(m) + static_cast<std::size_t>(a.microbatch)];
-      switch (a.op) {
-        case Op::kForward:
-          if (flags & kSeenF) return at(d, step, text() + " appears twice");
-          flags |= kSeenF;
-          break;
-        case Op::kBackward:
-        case Op::kBackwardInput:
-          if (flags & (kSeenB | kSeenI)) {
-            return at(d, step, text() + " repeats the backward of stage " + std::to_string(a.stage) +
-                                   " micro-batch " + std::to_string(a.microbatch) +
-                                   " (a backward is either one B or one I and one W)");
-          }
-          if (!(flags & kSeenF)) return at(d, step, text() + " comes before its forward " + name(a.stage, Op::kForward, a.microbatch));
-          flags |= a.op == Op::kBackward ? kSeenB : kSeenI;
-          break;
-        case Op::kBackwardWeight:
-          if (flags & kSeenW) return at(d, step, text() + " appears twice");
-          if (flags & kSeenB) {
-            return at(d, step, text() + " follows a full backward " + name(a.stage, Op::kBackward, a.microbatch) +
-                                   ", which already computed the weight gradient");
-          }
-          if (!(flags & kSeenI)) {
-            return at(d, step, text() + " comes before its input-gradient backward " +
-                                   name(a.stage, Op::kBackwardInput, a.microbatch));
-          }
-          flags |= kSeenW;
-          break;
+      const auto op = static_cast<std::size_t>(a.op);
+      if ((flags & kConflicts[op]) != 0 || (flags & kRequires[op]) != kRequires[op]) {
+        return at(d, step, order_problem(a, flags));
       }
+      flags |= kSets[op];
     }
   }
 

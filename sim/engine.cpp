@@ -93,6 +93,8 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
     info.activation_bytes = costs.activation_bytes(s);
     info.weight_bytes = costs.weight_stash_bytes(s);
     info.device = program.stage_device[index(s)];
+    if (s + 1 < stages) info.next_device = program.stage_device[index(s + 1)];
+    if (s > 0) info.previous_device = program.stage_device[index(s - 1)];
   }
   std::vector<double> bandwidth;
   prepare_links(program, costs, bandwidth);
@@ -122,25 +124,41 @@ void Engine::prepare_device(int device, const CostModel& costs) {
   const auto& list = program_->actions[index(device)];
   DeviceState& state = devices_[index(device)];
   DeviceFigures& figures = figures_[index(device)];
+  state.actions = list.data();
   state.size = list.size();
 
-  // Warmup: ops before the first backward; cooldown: ops after the last forward.
+  // Warmup: ops before the first backward; cooldown: ops after the last forward. Busy time does
+  // not depend on timing, so it is summed here in one pass, off the event loop: `busy_before_*`
+  // are the busy time before the first backward and up to and including the last forward.
   std::size_t first_backward = list.size();
   std::size_t cooldown_first = 0;
+  double busy = 0;
+  double busy_before_first_backward = 0;
+  double busy_through_last_forward = 0;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    if (is_backward_input(list[i].op) && first_backward == list.size()) first_backward = i;
-    if (list[i].op == Op::kForward) cooldown_first = i + 1;
+    const Action& action = list[i];
+    if (is_backward_input(action.op) && first_backward == list.size()) {
+      first_backward = i;
+      busy_before_first_backward = busy;
+    }
+    busy += stages_[index(action.stage)].time[op_index(action.op)];
+    if (action.op == Op::kForward) {
+      cooldown_first = i + 1;
+      busy_through_last_forward = busy;
+    }
   }
-  const std::array<std::size_t, 4> bounds{0, first_backward, std::max(cooldown_first, first_backward), list.size()};
-
-  // Busy time and op counts do not depend on timing, so they are summed here, off the event loop.
+  if (first_backward == list.size()) busy_before_first_backward = busy;
+  const std::size_t cooldown_start = std::max(cooldown_first, first_backward);
+  const double busy_before_cooldown =
+      cooldown_first >= first_backward ? busy_through_last_forward : busy_before_first_backward;
+  const std::array<std::size_t, 4> bounds{0, first_backward, cooldown_start, list.size()};
+  const std::array<double, 3> phase_busy{busy_before_first_backward, busy_before_cooldown - busy_before_first_backward,
+                                         busy - busy_before_cooldown};
+  figures.busy = busy;
   for (std::size_t k = 0; k < 3; ++k) {
     PhaseFigures& phase = figures.phases[k];
-    for (std::size_t i = bounds[k]; i < bounds[k + 1]; ++i) {
-      phase.busy += stages_[index(list[i].stage)].time[op_index(list[i].op)];
-    }
+    phase.busy = phase_busy[k];
     phase.ops = static_cast<std::int64_t>(bounds[k + 1] - bounds[k]);
-    figures.busy += phase.busy;
     const bool empty = bounds[k] == bounds[k + 1];
     state.phase_first[k] = empty ? list.size() + 1 : bounds[k];
     state.phase_last[k] = empty ? list.size() + 1 : bounds[k + 1] - 1;
@@ -172,10 +190,9 @@ void Engine::note_marks(int device, double start, double end) {
   ++state.next_mark;
 }
 
-void Engine::try_start(int device) {
+void Engine::start_if_ready(int device) {
   DeviceState& state = devices_[index(device)];
-  if (state.running || state.pc >= state.size) return;
-  const Action& action = program_->actions[index(device)][state.pc];
+  const Action& action = state.actions[state.pc];
   const std::size_t k = slot(action);
   // Dependencies on the same device (F before B/I, I before W) ended before free_at, so a flag is
   // enough for them; only arrivals from other stages carry a time.
@@ -193,18 +210,31 @@ void Engine::try_start(int device) {
   const double end = start + stage.time[op_index(action.op)];
   if (state.next_mark < state.mark_count && state.marks[state.next_mark] == state.pc) note_marks(device, start, end);
   if (action.op == Op::kForward) {
-    MemoryTracker& memory = memory_[index(device)];
-    memory.on_forward(stage.activation_bytes);
-    if (options_.record_timeline) timeline_.memory.push_back({device, start, memory.memory_bytes(), memory.stashed()});
+    memory_[index(device)].on_forward(stage.activation_bytes);
+    if (options_.record_timeline) record_memory(device, start);
   }
-  if (options_.record_timeline) timeline_.spans.push_back({device, action, start, end});
+  if (options_.record_timeline) record_span(device, action, start, end);
   state.running = true;
   events_.push(end, static_cast<std::uint32_t>(device));
 }
 
+void Engine::record_span(int device, const Action& action, double start, double end) {
+  timeline_.spans.push_back({device, action, start, end});
+}
+
+void Engine::record_memory(int device, double time) {
+  const MemoryTracker& memory = memory_[index(device)];
+  timeline_.memory.push_back({device, time, memory.memory_bytes(), memory.stashed()});
+}
+
+void Engine::record_message(const Link& link, const Action& from, double enqueued, double start, double end,
+                            double arrival, std::int64_t bytes) {
+  timeline_.messages.push_back({link.src, link.dst, from, enqueued, start, end, arrival, bytes});
+}
+
 void Engine::finish_op(double time, int device) {
   DeviceState& state = devices_[index(device)];
-  const Action action = program_->actions[index(device)][state.pc];
+  const Action action = state.actions[state.pc];
   const StageInfo& stage = stages_[index(action.stage)];
   const std::size_t k = slot(action);
   MemoryTracker& memory = memory_[index(device)];
@@ -213,13 +243,13 @@ void Engine::finish_op(double time, int device) {
   int link = -1;
   std::int64_t bytes = 0;
   double send_time = 0;
-  int consumer_stage = -1;
+  int consumer = -1;
   double* consumer_slot = nullptr;
   switch (action.op) {
     case Op::kForward:
       done_[k] |= kForwardDone;
       if (action.stage + 1 < static_cast<int>(stages_.size())) {
-        consumer_stage = action.stage + 1;
+        consumer = stage.next_device;
         consumer_slot = &forward_input_[k + index(m_)];
         link = stage.forward_link;
         bytes = stage.forward_bytes;
@@ -235,7 +265,7 @@ void Engine::finish_op(double time, int device) {
         done_[k] |= kInputGradDone;
       }
       if (action.stage > 0) {
-        consumer_stage = action.stage - 1;
+        consumer = stage.previous_device;
         consumer_slot = &backward_input_[k - index(m_)];
         link = stage.backward_link;
         bytes = stage.backward_bytes;
@@ -246,9 +276,7 @@ void Engine::finish_op(double time, int device) {
       memory.on_weight_grad(stage.weight_bytes);
       break;
   }
-  if (options_.record_timeline && action.op != Op::kForward) {
-    timeline_.memory.push_back({device, time, memory.memory_bytes(), memory.stashed()});
-  }
+  if (options_.record_timeline && action.op != Op::kForward) record_memory(device, time);
 
   double released = time;  // when the stream is free again in blocking mode
   double arrival = time;
@@ -257,10 +285,7 @@ void Engine::finish_op(double time, int device) {
     const Link::Departure departure = target.send(time, bytes, send_time);
     released = departure.end;
     arrival = departure.end + target.latency;
-    if (options_.record_timeline) {
-      timeline_.messages.push_back(
-          {target.src, target.dst, action, time, departure.start, departure.end, arrival, bytes});
-    }
+    if (options_.record_timeline) record_message(target, action, time, departure.start, departure.end, arrival, bytes);
   }
 
   ++state.pc;
@@ -268,7 +293,6 @@ void Engine::finish_op(double time, int device) {
   state.free_at = options_.comm == CommMode::kBlocking ? released : time;
   if (consumer_slot != nullptr) {
     *consumer_slot = arrival;
-    const int consumer = stages_[index(consumer_stage)].device;
     if (consumer != device) try_start(consumer);
   }
   try_start(device);

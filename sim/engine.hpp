@@ -38,6 +38,8 @@ class Engine {
     std::int64_t activation_bytes = 0;
     std::int64_t weight_bytes = 0;  // kept by I for W
     int device = 0;
+    int next_device = -1;    // device of stage + 1 (-1 for the last stage)
+    int previous_device = -1;  // device of stage - 1 (-1 for the first stage)
     int forward_link = -1;   // carries this stage's activation to stage + 1 (-1: same device, or last)
     int backward_link = -1;  // carries this stage's gradient to stage - 1 (-1: same device, or first)
     std::int64_t forward_bytes = 0;
@@ -49,6 +51,7 @@ class Engine {
   // Per device: its position, when its stream is next free, and the few positions whose times
   // the summary needs (the device's and each phase's first start and last end).
   struct DeviceState {
+    const Action* actions = nullptr;  // the device's action list, cached to save two indirections per op
     std::size_t pc = 0;
     std::size_t size = 0;
     double free_at = 0;
@@ -63,8 +66,18 @@ class Engine {
   void prepare(const Program& program, const CostModel& costs, const EngineOptions& options);
   void prepare_links(const Program& program, const CostModel& costs, std::vector<double>& bandwidth);
   void prepare_device(int device, const CostModel& costs);
-  void try_start(int device);
+  // The cheap test inline, the rest out of line: most calls find the device busy or done.
+  void try_start(int device) {
+    const DeviceState& state = devices_[static_cast<std::size_t>(device)];
+    if (!state.running && state.pc < state.size) start_if_ready(device);
+  }
+  void start_if_ready(int device);
   void note_marks(int device, double start, double end);
+  // Timeline recording stays out of line so the event loop's functions stay small without it.
+  [[gnu::noinline]] void record_span(int device, const Action& action, double start, double end);
+  [[gnu::noinline]] void record_memory(int device, double time);
+  [[gnu::noinline]] void record_message(const Link& link, const Action& from, double enqueued, double start,
+                                        double end, double arrival, std::int64_t bytes);
   void finish_op(double time, int device);
   Result summarize();
   Deadlock describe_deadlock() const;
