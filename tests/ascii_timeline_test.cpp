@@ -11,32 +11,18 @@
 #include "models/uniform_cost_model.hpp"
 #include "schedules/builders.hpp"
 #include "sim/engine.hpp"
+#include "support/report_fixtures.hpp"
 
 namespace ppsim {
 namespace {
 
 Report simulate(const std::string& name, Program program, const UniformCosts& costs = {}) {
-  Report report;
-  report.schedule = name;
-  report.params = {program.num_devices, program.num_microbatches,
-                   program.num_stages() / std::max(program.num_devices, 1)};
-  SimulationOutcome outcome = Engine{}.run(program, UniformCostModel{costs}, {.record_timeline = true});
-  REQUIRE(outcome.result);
-  report.program = std::move(program);
-  report.result = std::move(*outcome.result);
-  return report;
+  return simulate_report(name, std::move(program), costs);
 }
 
 Report gpipe(int p, int m, const UniformCosts& costs = {}) { return simulate("gpipe", build_gpipe({p, m, 1}), costs); }
 Report one_f_one_b(int p, int m, const UniformCosts& costs = {}) {
   return simulate("1f1b", build_one_f_one_b({p, m, 1}), costs);
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 // The device rows of a picture (they start with "d").

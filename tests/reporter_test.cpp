@@ -13,6 +13,7 @@
 #include "sim/engine.hpp"
 #include "sim/report/csv_reporter.hpp"
 #include "sim/report/format.hpp"
+#include "support/report_fixtures.hpp"
 
 namespace ppsim {
 namespace {
@@ -20,14 +21,8 @@ namespace {
 using nlohmann::json;
 
 Report simulate(const std::string& name, const ScheduleParams& params, const UniformCosts& costs = {}) {
-  Program program = name == "gpipe" ? build_gpipe(params) : build_one_f_one_b(params);
-  SimulationOutcome outcome = Engine{}.run(program, UniformCostModel{costs}, {.record_timeline = true});
-  REQUIRE(outcome.result);
-  Report report;
-  report.schedule = name;
+  Report report = simulate_report(name, name == "gpipe" ? build_gpipe(params) : build_one_f_one_b(params), costs);
   report.params = params;
-  report.program = std::move(program);
-  report.result = std::move(*outcome.result);
   report.scenario = json{{"schedule", name}, {"p", params.p}, {"m", params.m}, {"forward", 1.0}};
   return report;
 }
@@ -39,13 +34,6 @@ std::string render(OutputFormat format, std::span<const Report> reports, ReportO
   std::ostringstream out;
   make_reporter(format)->write(out, reports, options);
   return out.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 std::vector<std::string> split_csv(const std::string& line) {
