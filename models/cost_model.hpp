@@ -11,7 +11,7 @@
 namespace ppsim {
 
 struct LinkParams {
-  double latency = 0;                                         // time a message spends after leaving the link
+  double latency = 0;                                          // time a message spends after leaving the link
   double bandwidth = std::numeric_limits<double>::infinity();  // bytes per time unit
 };
 

@@ -10,10 +10,14 @@ StageTableCostModel::StageTableCostModel(StageTable table) : table_(std::move(ta
 
 double StageTableCostModel::compute_time(Op op, int s) const {
   switch (op) {
-    case Op::kForward: return stage(s).forward.value;
-    case Op::kBackward: return stage(s).backward.value;
-    case Op::kBackwardInput: return stage(s).backward.value - stage(s).weight.value;
-    case Op::kBackwardWeight: return stage(s).weight.value;
+    case Op::kForward:
+      return stage(s).forward.value;
+    case Op::kBackward:
+      return stage(s).backward.value;
+    case Op::kBackwardInput:
+      return stage(s).backward.value - stage(s).weight.value;
+    case Op::kBackwardWeight:
+      return stage(s).weight.value;
   }
   return 0;
 }

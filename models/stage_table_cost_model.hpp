@@ -17,9 +17,9 @@ struct StageCosts {
 };
 
 struct StageTable {
-  std::vector<StageCosts> stages;          // one per stage
-  std::vector<ByteCount> boundary_bytes;   // one per boundary s -> s+1 (stages - 1 entries)
-  std::vector<ByteCount> static_bytes;     // one per device
+  std::vector<StageCosts> stages;         // one per stage
+  std::vector<ByteCount> boundary_bytes;  // one per boundary s -> s+1 (stages - 1 entries)
+  std::vector<ByteCount> static_bytes;    // one per device
   double weight_stash_fraction = 0.5;
   Duration latency{0};
   Bandwidth bandwidth{};

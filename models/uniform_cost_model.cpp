@@ -8,10 +8,14 @@ UniformCostModel::UniformCostModel(const UniformCosts& costs) : costs_(costs) {}
 
 double UniformCostModel::compute_time(Op op, int /*stage*/) const {
   switch (op) {
-    case Op::kForward: return costs_.forward.value;
-    case Op::kBackward: return costs_.backward.value;
-    case Op::kBackwardInput: return costs_.backward.value - costs_.weight.value;
-    case Op::kBackwardWeight: return costs_.weight.value;
+    case Op::kForward:
+      return costs_.forward.value;
+    case Op::kBackward:
+      return costs_.backward.value;
+    case Op::kBackwardInput:
+      return costs_.backward.value - costs_.weight.value;
+    case Op::kBackwardWeight:
+      return costs_.weight.value;
   }
   return 0;
 }

@@ -16,16 +16,30 @@ struct Unit {
 };
 
 // Decimal prefixes are powers of 1000, binary ones powers of 1024 (IEC); "b" is bits.
-constexpr std::array<Unit, 6> kTimeUnits = {{{"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1.0}, {"min", 60.0}}};
+constexpr std::array<Unit, 6> kTimeUnits = {
+    {{"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1.0}, {"min", 60.0}}};
 constexpr std::array<Unit, 9> kByteUnits = {{{"B", 1.0},
-                                            {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-                                            {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-                                            {"TiB", 1099511627776.0}}};
+                                             {"KB", 1e3},
+                                             {"MB", 1e6},
+                                             {"GB", 1e9},
+                                             {"TB", 1e12},
+                                             {"KiB", 1024.0},
+                                             {"MiB", 1048576.0},
+                                             {"GiB", 1073741824.0},
+                                             {"TiB", 1099511627776.0}}};
 constexpr std::array<Unit, 13> kRateUnits = {{{"B/s", 1.0},
-                                             {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12},
-                                             {"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
-                                             {"b/s", 0.125}, {"Kb/s", 125.0}, {"Mb/s", 125e3}, {"Gb/s", 125e6},
-                                             {"Tb/s", 125e9}}};
+                                              {"KB/s", 1e3},
+                                              {"MB/s", 1e6},
+                                              {"GB/s", 1e9},
+                                              {"TB/s", 1e12},
+                                              {"KiB/s", 1024.0},
+                                              {"MiB/s", 1048576.0},
+                                              {"GiB/s", 1073741824.0},
+                                              {"b/s", 0.125},
+                                              {"Kb/s", 125.0},
+                                              {"Mb/s", 125e3},
+                                              {"Gb/s", 125e6},
+                                              {"Tb/s", 125e9}}};
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);

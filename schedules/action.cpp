@@ -8,14 +8,13 @@ namespace {
 
 // Ops that torch.distributed.pipelining writes in communication-lowered schedules; ppsim
 // derives communication from the dependencies, so these are refused with a reason.
-constexpr std::array<std::string_view, 7> kTorchCommOps = {"SEND_F", "RECV_F", "SEND_B", "RECV_B",
+constexpr std::array<std::string_view, 7> kTorchCommOps = {"SEND_F",  "RECV_F",  "SEND_B",     "RECV_B",
                                                            "UNSHARD", "RESHARD", "REDUCE_GRAD"};
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Parses a non-negative decimal without leading zeros; returns false with `why` set otherwise.
-bool parse_index(std::string_view digits, std::string_view what, std::int32_t& out,
-                 std::string& why) {
+bool parse_index(std::string_view digits, std::string_view what, std::int32_t& out, std::string& why) {
   if (digits.empty()) {
     why = "missing " + std::string(what) + " number";
     return false;
@@ -42,10 +41,14 @@ bool parse_index(std::string_view digits, std::string_view what, std::int32_t& o
 
 char op_letter(Op op) {
   switch (op) {
-    case Op::kForward: return 'F';
-    case Op::kBackward: return 'B';
-    case Op::kBackwardInput: return 'I';
-    case Op::kBackwardWeight: return 'W';
+    case Op::kForward:
+      return 'F';
+    case Op::kBackward:
+      return 'B';
+    case Op::kBackwardInput:
+      return 'I';
+    case Op::kBackwardWeight:
+      return 'W';
   }
   return '?';
 }
@@ -60,8 +63,8 @@ std::string to_string(const Action& action) {
 ActionParse parse_action(std::string_view text) {
   ActionParse result;
   auto fail = [&](std::string why) {
-    result.error = "'" + std::string(text) + "' is not an action (" + why +
-                   "; expected [stage][F|B|I|W][micro-batch], e.g. 0F1)";
+    result.error =
+        "'" + std::string(text) + "' is not an action (" + why + "; expected [stage][F|B|I|W][micro-batch], e.g. 0F1)";
     return result;
   };
   std::size_t pos = 0;
@@ -78,11 +81,20 @@ ActionParse parse_action(std::string_view text) {
     }
   }
   switch (rest[0]) {
-    case 'F': result.action.op = Op::kForward; break;
-    case 'B': result.action.op = Op::kBackward; break;
-    case 'I': result.action.op = Op::kBackwardInput; break;
-    case 'W': result.action.op = Op::kBackwardWeight; break;
-    default: return fail("unknown op '" + std::string(1, rest[0]) + "'");
+    case 'F':
+      result.action.op = Op::kForward;
+      break;
+    case 'B':
+      result.action.op = Op::kBackward;
+      break;
+    case 'I':
+      result.action.op = Op::kBackwardInput;
+      break;
+    case 'W':
+      result.action.op = Op::kBackwardWeight;
+      break;
+    default:
+      return fail("unknown op '" + std::string(1, rest[0]) + "'");
   }
   if (!parse_index(rest.substr(1), "micro-batch", result.action.microbatch, why)) return fail(why);
   result.ok = true;

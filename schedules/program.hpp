@@ -19,8 +19,8 @@ struct ScheduleParams {
 struct Program {
   int num_devices = 0;
   int num_microbatches = 0;
-  std::vector<int> stage_device;              // stage -> device that computes it
-  std::vector<std::vector<Action>> actions;   // device -> actions in execution order
+  std::vector<int> stage_device;             // stage -> device that computes it
+  std::vector<std::vector<Action>> actions;  // device -> actions in execution order
 
   int num_stages() const { return static_cast<int>(stage_device.size()); }
   std::size_t num_ops() const;

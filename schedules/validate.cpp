@@ -21,8 +21,8 @@ std::optional<ScheduleProblem> check_shape(const Program& program) {
   if (program.num_microbatches < 1) return ScheduleProblem{"program has no micro-batches", std::nullopt};
   if (program.stage_device.empty()) return ScheduleProblem{"program has no stages", std::nullopt};
   if (program.actions.size() != static_cast<std::size_t>(program.num_devices)) {
-    return ScheduleProblem{"program has " + std::to_string(program.actions.size()) +
-                               " action lists for " + std::to_string(program.num_devices) + " devices",
+    return ScheduleProblem{"program has " + std::to_string(program.actions.size()) + " action lists for " +
+                               std::to_string(program.num_devices) + " devices",
                            std::nullopt};
   }
   for (int s = 0; s < program.num_stages(); ++s) {
@@ -41,7 +41,8 @@ std::optional<ScheduleProblem> check_shape(const Program& program) {
 std::string order_problem(const Action& a, std::uint8_t flags) {
   const std::string text = to_string(a);
   switch (a.op) {
-    case Op::kForward: return text + " appears twice";
+    case Op::kForward:
+      return text + " appears twice";
     case Op::kBackward:
     case Op::kBackwardInput:
       if (flags & (kSeenB | kSeenI)) {
@@ -79,20 +80,22 @@ std::optional<ScheduleProblem> validate_program(const Program& program) {
       const Action& a = list[step];
       // Messages are built only on failure: validation runs once per simulated point in sweeps.
       if (a.stage < 0 || a.stage >= stages) {
-        return at(d, step, to_string(a) + ": stage " + std::to_string(a.stage) + " is outside 0.." +
-                               std::to_string(stages - 1));
+        return at(d, step,
+                  to_string(a) + ": stage " + std::to_string(a.stage) + " is outside 0.." + std::to_string(stages - 1));
       }
       if (a.microbatch < 0 || a.microbatch >= m) {
-        return at(d, step, to_string(a) + ": micro-batch " + std::to_string(a.microbatch) + " is outside 0.." +
-                               std::to_string(m - 1));
+        return at(
+            d, step,
+            to_string(a) + ": micro-batch " + std::to_string(a.microbatch) + " is outside 0.." + std::to_string(m - 1));
       }
       const int owner = program.stage_device[static_cast<std::size_t>(a.stage)];
       if (owner != d) {
-        return at(d, step, to_string(a) + " is on device " + std::to_string(d) + " but stage " +
-                               std::to_string(a.stage) + " belongs to device " + std::to_string(owner));
+        return at(d, step,
+                  to_string(a) + " is on device " + std::to_string(d) + " but stage " + std::to_string(a.stage) +
+                      " belongs to device " + std::to_string(owner));
       }
-      std::uint8_t& flags =
-          seen[static_cast<std::size_t>(a.stage) * static_cast<std::size_t>(m) + static_cast<std::size_t>(a.microbatch)];
+      std::uint8_t& flags = seen[static_cast<std::size_t>(a.stage) * static_cast<std::size_t>(m) +
+                                 static_cast<std::size_t>(a.microbatch)];
       const auto op = static_cast<std::size_t>(a.op);
       if ((flags & kConflicts[op]) != 0 || (flags & kRequires[op]) != kRequires[op]) {
         return at(d, step, order_problem(a, flags));
@@ -105,11 +108,13 @@ std::optional<ScheduleProblem> validate_program(const Program& program) {
     const int d = program.stage_device[static_cast<std::size_t>(s)];
     const std::size_t end = program.actions[static_cast<std::size_t>(d)].size();
     for (int j = 0; j < m; ++j) {
-      const std::uint8_t flags = seen[static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)];
+      const std::uint8_t flags =
+          seen[static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)];
       if (!(flags & kSeenF)) return at(d, end, name(s, Op::kForward, j) + " is missing");
       if (!(flags & (kSeenB | kSeenI))) {
-        return at(d, end, name(s, Op::kBackward, j) + " (or " + name(s, Op::kBackwardInput, j) + " and " +
-                              name(s, Op::kBackwardWeight, j) + ") is missing");
+        return at(d, end,
+                  name(s, Op::kBackward, j) + " (or " + name(s, Op::kBackwardInput, j) + " and " +
+                      name(s, Op::kBackwardWeight, j) + ") is missing");
       }
       if ((flags & kSeenI) && !(flags & kSeenW)) return at(d, end, name(s, Op::kBackwardWeight, j) + " is missing");
     }
@@ -123,14 +128,12 @@ std::string format_step_grid(const Program& program, std::span<const GridMark> m
   for (const auto& mark : marks) rows = std::max(rows, mark.step + 1);
 
   auto is_marked = [&](int d, std::size_t step) {
-    return std::any_of(marks.begin(), marks.end(),
-                       [&](const GridMark& g) { return g.device == d && g.step == step; });
+    return std::any_of(marks.begin(), marks.end(), [&](const GridMark& g) { return g.device == d && g.step == step; });
   };
   auto near_mark = [&](std::size_t step) {
     if (marks.empty()) return true;
-    return std::any_of(marks.begin(), marks.end(), [&](const GridMark& g) {
-      return (step > g.step ? step - g.step : g.step - step) <= context;
-    });
+    return std::any_of(marks.begin(), marks.end(),
+                       [&](const GridMark& g) { return (step > g.step ? step - g.step : g.step - step) <= context; });
   };
   auto cell = [&](int d, std::size_t step) -> std::string {
     const auto& list = program.actions[static_cast<std::size_t>(d)];

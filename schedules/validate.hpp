@@ -18,15 +18,14 @@ struct GridMark {
 };
 
 struct ScheduleProblem {
-  std::string message;             // one line naming the action and the rule it breaks
-  std::optional<GridMark> where;   // absent for problems of the whole program (sizes, mapping)
+  std::string message;            // one line naming the action and the rule it breaks
+  std::optional<GridMark> where;  // absent for problems of the whole program (sizes, mapping)
 };
 
 std::optional<ScheduleProblem> validate_program(const Program& program);
 
 // Rows are steps, columns devices (torch.distributed.pipelining's layout); marked cells are in
 // [brackets] with "<-- here" on their row. Rows more than `context` away from every mark are elided.
-std::string format_step_grid(const Program& program, std::span<const GridMark> marks,
-                             std::size_t context = 3);
+std::string format_step_grid(const Program& program, std::span<const GridMark> marks, std::size_t context = 3);
 
 }  // namespace ppsim

@@ -74,8 +74,8 @@ void Engine::prepare_links(const Program& program, const CostModel& costs, std::
 }
 
 void Engine::prepare(const Program& program, const CostModel& costs, const EngineOptions& options) {
-  if (program.num_devices < 1 || program.actions.size() != index(program.num_devices) ||
-      program.stage_device.empty() || program.num_microbatches < 1) {
+  if (program.num_devices < 1 || program.actions.size() != index(program.num_devices) || program.stage_device.empty() ||
+      program.num_microbatches < 1) {
     throw std::invalid_argument("Engine::run: the program's shape is invalid; run validate_program first");
   }
   program_ = &program;
@@ -166,9 +166,15 @@ void Engine::prepare_device(int device, const CostModel& costs) {
   figures.ops = static_cast<std::int64_t>(list.size());
 
   // The positions whose start or end the summary needs, sorted and unique.
-  if (list.empty()) return void(memory_[index(device)].reset(costs.static_bytes(device), costs.weight_stash_fraction()));
-  std::array<std::size_t, 8> marks{0, list.size() - 1, state.phase_first[0], state.phase_last[0],
-                                   state.phase_first[1], state.phase_last[1], state.phase_first[2],
+  if (list.empty())
+    return void(memory_[index(device)].reset(costs.static_bytes(device), costs.weight_stash_fraction()));
+  std::array<std::size_t, 8> marks{0,
+                                   list.size() - 1,
+                                   state.phase_first[0],
+                                   state.phase_last[0],
+                                   state.phase_first[1],
+                                   state.phase_last[1],
+                                   state.phase_first[2],
                                    state.phase_last[2]};
   std::sort(marks.begin(), marks.end());
   state.mark_count = static_cast<std::size_t>(std::unique(marks.begin(), marks.end()) - marks.begin());
@@ -198,10 +204,16 @@ void Engine::start_if_ready(int device) {
   // enough for them; only arrivals from other stages carry a time.
   double ready = 0;
   switch (action.op) {
-    case Op::kForward: ready = forward_input_[k]; break;
+    case Op::kForward:
+      ready = forward_input_[k];
+      break;
     case Op::kBackward:
-    case Op::kBackwardInput: ready = (done_[k] & kForwardDone) ? backward_input_[k] : kUnknown; break;
-    case Op::kBackwardWeight: ready = (done_[k] & kInputGradDone) ? 0.0 : kUnknown; break;
+    case Op::kBackwardInput:
+      ready = (done_[k] & kForwardDone) ? backward_input_[k] : kUnknown;
+      break;
+    case Op::kBackwardWeight:
+      ready = (done_[k] & kInputGradDone) ? 0.0 : kUnknown;
+      break;
   }
   if (ready == kUnknown) return;  // the op that delivers it wakes this device
 

@@ -38,10 +38,10 @@ class Engine {
     std::int64_t activation_bytes = 0;
     std::int64_t weight_bytes = 0;  // kept by I for W
     int device = 0;
-    int next_device = -1;    // device of stage + 1 (-1 for the last stage)
+    int next_device = -1;      // device of stage + 1 (-1 for the last stage)
     int previous_device = -1;  // device of stage - 1 (-1 for the first stage)
-    int forward_link = -1;   // carries this stage's activation to stage + 1 (-1: same device, or last)
-    int backward_link = -1;  // carries this stage's gradient to stage - 1 (-1: same device, or first)
+    int forward_link = -1;     // carries this stage's activation to stage + 1 (-1: same device, or last)
+    int backward_link = -1;    // carries this stage's gradient to stage - 1 (-1: same device, or first)
     std::int64_t forward_bytes = 0;
     std::int64_t backward_bytes = 0;
     double forward_send_time = 0;
@@ -76,8 +76,8 @@ class Engine {
   // Timeline recording stays out of line so the event loop's functions stay small without it.
   [[gnu::noinline]] void record_span(int device, const Action& action, double start, double end);
   [[gnu::noinline]] void record_memory(int device, double time);
-  [[gnu::noinline]] void record_message(const Link& link, const Action& from, double enqueued, double start,
-                                        double end, double arrival, std::int64_t bytes);
+  [[gnu::noinline]] void record_message(const Link& link, const Action& from, double enqueued, double start, double end,
+                                        double arrival, std::int64_t bytes);
   void finish_op(double time, int device);
   Result summarize();
   Deadlock describe_deadlock() const;

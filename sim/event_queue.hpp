@@ -61,9 +61,7 @@ class EventQueue {
   }
 
  private:
-  static bool earlier(const Event& a, const Event& b) {
-    return a.time < b.time || (a.time == b.time && a.key < b.key);
-  }
+  static bool earlier(const Event& a, const Event& b) { return a.time < b.time || (a.time == b.time && a.key < b.key); }
 
   std::vector<Event> heap_;
   std::uint64_t next_sequence_ = 0;

@@ -1,8 +1,9 @@
 // The command line, driven in-process: exit statuses, both streams, the JSON names of DESIGN.md,
 // the example configs, and one clear line for every kind of bad input.
-#include <catch2/catch.hpp>
+#include "tools/ppsim/cli.hpp"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,7 +12,6 @@
 #include <vector>
 
 #include "schedules/program.hpp"
-#include "tools/ppsim/cli.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/scenario.hpp"
 #include "tools/ppsim/study.hpp"
@@ -34,7 +34,9 @@ CliRun cli(const std::vector<std::string>& args) {
   return run;
 }
 
-std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+std::size_t count_lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 }  // namespace
 
@@ -53,7 +55,8 @@ TEST_CASE("ppsim without arguments compares GPipe and 1F1B at p=4, m=8 with time
 }
 
 TEST_CASE("run --format json carries DESIGN.md's figure names with the simulated values", "[cli]") {
-  const CliRun run = cli({"run", "-s", "1f1b", "-p", "8", "-m", "32", "--forward", "1", "--backward", "2", "--format", "json"});
+  const CliRun run =
+      cli({"run", "-s", "1f1b", "-p", "8", "-m", "32", "--forward", "1", "--backward", "2", "--format", "json"});
   REQUIRE(run.status == ppsim::kExitOk);
   const auto json = nlohmann::json::parse(run.out);
   CHECK(json["schedule"] == "1f1b");
@@ -124,8 +127,9 @@ TEST_CASE("fewer micro-batches than devices simulates a partial pipeline", "[cli
 }
 
 TEST_CASE("the same inputs give the same output bytes", "[cli]") {
-  const std::vector<std::string> args{"compare", "-s", "gpipe,1f1b", "-p", "5", "-m", "7", "--latency", "0.3",
-                                      "--message-bytes", "100", "--bandwidth", "150", "--format", "json", "--timeline"};
+  const std::vector<std::string> args{
+      "compare",         "-s",  "gpipe,1f1b",  "-p",  "5",        "-m",   "7",         "--latency", "0.3",
+      "--message-bytes", "100", "--bandwidth", "150", "--format", "json", "--timeline"};
   CHECK(cli(args).out == cli(args).out);
 }
 
@@ -175,25 +179,32 @@ TEST_CASE("bad input exits 2 with one line naming the flag, and prints nothing o
       {{"run", "-m", "-3"}, "ppsim: error: -m: must be a positive integer, got -3"},
       {{"run", "-m", "2.5"}, "ppsim: error: -m: must be a positive integer, got '2.5'"},
       {{"run", "-p", "99999999999"}, "ppsim: error: -p: is absurdly large"},
-      {{"run", "-p", "100000", "-m", "100000"}, "ppsim: error: -m: p=100000, v=1, m=100000 would simulate up to 3e+10 ops, above the limit of 50000000 per run"},
+      {{"run", "-p", "100000", "-m", "100000"},
+       "ppsim: error: -m: p=100000, v=1, m=100000 would simulate up to 3e+10 ops, above the limit of 50000000 per run"},
       {{"run", "-s", "zigzag"}, "ppsim: error: --schedule: unknown schedule 'zigzag'; known: gpipe, 1f1b"},
-      {{"run", "-s", "1f1"}, "ppsim: error: --schedule: unknown schedule '1f1' (did you mean 1f1b?); known: gpipe, 1f1b"},
-      {{"run", "-s", "gpipe,1f1b"}, "ppsim: error: --schedule: run simulates one schedule; use `ppsim compare -s gpipe,1f1b` for several"},
+      {{"run", "-s", "1f1"},
+       "ppsim: error: --schedule: unknown schedule '1f1' (did you mean 1f1b?); known: gpipe, 1f1b"},
+      {{"run", "-s", "gpipe,1f1b"},
+       "ppsim: error: --schedule: run simulates one schedule; use `ppsim compare -s gpipe,1f1b` for several"},
       {{"run", "-v", "2"}, "ppsim: error: -v: 1f1b needs v = 1"},
       {{"run", "--forward", "nan"}, "ppsim: error: --forward: must be a finite time, got NaN"},
       {{"run", "--forward", "inf"}, "ppsim: error: --forward: must be a finite time, got infinity"},
       {{"run", "--forward", "-1"}, "ppsim: error: --forward: must not be negative, got -1"},
       {{"run", "--forward", "0"}, "ppsim: error: --forward: must be positive, got 0"},
       {{"run", "--backward", "1 parsec"}, "ppsim: error: --backward: '1 parsec' has unknown unit 'parsec'"},
-      {{"run", "--forward", "1,2,3"}, "ppsim: error: --forward: has 3 values; give 1 or one per stage (4 for p=4, v=1)"},
+      {{"run", "--forward", "1,2,3"},
+       "ppsim: error: --forward: has 3 values; give 1 or one per stage (4 for p=4, v=1)"},
       {{"run", "--forward", "1,,2"}, "ppsim: error: --forward (value 2): is empty"},
       {{"run", "--weight", "3"}, "ppsim: error: --weight: W (3) exceeds the full backward B (2) on stage 0"},
       {{"run", "--bandwidth", "0"}, "ppsim: error: --bandwidth: must be positive, got 0"},
       {{"run", "--latency", "-2 ms"}, "ppsim: error: --latency: must not be negative"},
       {{"run", "--activation-bytes", "2000000 TiB"}, "ppsim: error: --activation-bytes: is absurdly large"},
-      {{"run", "--message-bytes", "1,2"}, "ppsim: error: --message-bytes: has 2 values; give 1 or one per boundary between stages (3 for p=4, v=1)"},
-      {{"run", "--static-bytes", "1,2,3"}, "ppsim: error: --static-bytes: has 3 values; give 1 or one per device (4 for p=4, v=1)"},
-      {{"run", "--weight-stash-fraction", "1.5"}, "ppsim: error: --weight-stash-fraction: must be a fraction between 0 and 1, got 1.5"},
+      {{"run", "--message-bytes", "1,2"},
+       "ppsim: error: --message-bytes: has 2 values; give 1 or one per boundary between stages (3 for p=4, v=1)"},
+      {{"run", "--static-bytes", "1,2,3"},
+       "ppsim: error: --static-bytes: has 3 values; give 1 or one per device (4 for p=4, v=1)"},
+      {{"run", "--weight-stash-fraction", "1.5"},
+       "ppsim: error: --weight-stash-fraction: must be a fraction between 0 and 1, got 1.5"},
       {{"run", "--comm", "sometimes"}, "ppsim: error: --comm: must be overlap or blocking, got 'sometimes'"},
       {{"run", "--format", "xml"}, "ppsim: error: --format: must be table, json or csv, got 'xml'"},
       {{"run", "-c", "/nonexistent/ppsim.json"}, "ppsim: error: /nonexistent/ppsim.json: cannot read the config file"},

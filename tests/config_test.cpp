@@ -1,14 +1,14 @@
 // JSON configs: every key by its long option name, units, lists, and an error naming the JSON path
 // for each way a file can be wrong.
-#include <catch2/catch.hpp>
+#include "tools/ppsim/config.hpp"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tools/ppsim/config.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/scenario.hpp"
 
@@ -80,7 +80,8 @@ TEST_CASE("a config error names the file and the JSON path", "[config][errors]")
       {R"({"schedule": ["gpipe", 3]})", "cfg.json: $.schedule[1]: must be a schedule name (a string)"},
       {R"({"timeline": 1})", "cfg.json: $.timeline: must be true or false, got 1"},
       {R"({"comm": "eventually"})", "cfg.json: $.comm: must be overlap or blocking, got 'eventually'"},
-      {R"({"weight-stash-fraction": "half"})", "cfg.json: $.weight-stash-fraction: must be a number between 0 and 1, got \"half\""},
+      {R"({"weight-stash-fraction": "half"})",
+       "cfg.json: $.weight-stash-fraction: must be a number between 0 and 1, got \"half\""},
   }));
   INFO(text);
   CHECK(error_of(text).rfind(expected, 0) == 0);

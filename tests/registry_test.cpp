@@ -1,15 +1,16 @@
 // Every schedule in the registry, at every small size it accepts, builds a valid program that
 // finishes and keeps the engine's invariants: a schedule is tested the moment its row is added.
-#include <catch2/catch.hpp>
+#include "schedules/registry.hpp"
 
+#include <catch2/catch.hpp>
 #include <string>
 
 #include "models/uniform_cost_model.hpp"
-#include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "support/invariants.hpp"
 
-TEST_CASE("Every registry schedule at every accepted p <= 8, m <= 4p, v <= 3 is valid, finishes and keeps the invariants") {
+TEST_CASE(
+    "Every registry schedule at every accepted p <= 8, m <= 4p, v <= 3 is valid, finishes and keeps the invariants") {
   ppsim::UniformCosts costs;
   costs.activation_bytes = ppsim::ByteCount{1000};
   costs.static_bytes = ppsim::ByteCount{7};

@@ -107,6 +107,18 @@ TimelineGrid choose_timeline_grid(const Timeline& timeline, std::size_t max_colu
   return grid;
 }
 
+std::size_t timeline_columns_for_width(const Report& report, std::size_t characters) {
+  const Program& program = report.program;
+  const bool several_stages = program.num_stages() > program.num_devices;
+  std::size_t label = 1;
+  for (const auto& list : program.actions) {
+    for (const Action& action : list) label = std::max(label, cell_label(action, several_stages).size());
+  }
+  const std::size_t frame = 3 + std::to_string(std::max(program.num_devices - 1, 0)).size();  // "d12 |"
+  const std::size_t room = characters > frame ? characters - frame : 0;
+  return std::max<std::size_t>(16, room / (label + 1));
+}
+
 std::string render_ascii_timeline(const Report& report, std::size_t max_columns) {
   if (!report.result.timeline) return "(no timeline recorded)\n";
   const Timeline& timeline = *report.result.timeline;

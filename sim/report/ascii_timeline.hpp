@@ -26,4 +26,8 @@ TimelineGrid choose_timeline_grid(const Timeline& timeline, std::size_t max_colu
 // stages; `.` is idle. Without a recorded timeline it says so in one line.
 std::string render_ascii_timeline(const Report& report, std::size_t max_columns = 120);
 
+// The most columns that keep a row within `characters` (at least 16), given the widest label
+// the program can produce: long runs get fewer, coarser slots instead of very wide rows.
+std::size_t timeline_columns_for_width(const Report& report, std::size_t characters);
+
 }  // namespace ppsim

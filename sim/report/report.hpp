@@ -10,10 +10,10 @@
 namespace ppsim {
 
 struct Report {
-  std::string schedule;      // registry name, e.g. "1f1b"
-  ScheduleParams params;     // p, m, v
-  Program program;           // the replayed program (the ASCII timeline labels come from it)
-  Result result;             // result.timeline is set when a timeline was asked for
+  std::string schedule;             // registry name, e.g. "1f1b"
+  ScheduleParams params;            // p, m, v
+  Program program;                  // the replayed program (the ASCII timeline labels come from it)
+  Result result;                    // result.timeline is set when a timeline was asked for
   nlohmann::ordered_json scenario;  // the resolved scenario, as written under "scenario" in JSON output
 };
 

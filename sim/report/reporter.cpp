@@ -8,9 +8,12 @@ namespace ppsim {
 
 std::unique_ptr<Reporter> make_reporter(OutputFormat format) {
   switch (format) {
-    case OutputFormat::kTable: return std::make_unique<TableReporter>();
-    case OutputFormat::kJson: return std::make_unique<JsonReporter>();
-    case OutputFormat::kCsv: return std::make_unique<CsvReporter>();
+    case OutputFormat::kTable:
+      return std::make_unique<TableReporter>();
+    case OutputFormat::kJson:
+      return std::make_unique<JsonReporter>();
+    case OutputFormat::kCsv:
+      return std::make_unique<CsvReporter>();
   }
   return std::make_unique<TableReporter>();  // unreachable with a valid enum; people get the table
 }

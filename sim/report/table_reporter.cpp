@@ -11,6 +11,9 @@
 namespace ppsim {
 namespace {
 
+// Rows of the ASCII timeline stay within this many characters; long runs get coarser slots.
+constexpr std::size_t kTimelineWidth = 160;
+
 // Above this many devices the side-by-side table shows the first and last kShownEnds only.
 constexpr std::size_t kMaxListedDevices = 16;
 constexpr std::size_t kShownEnds = 8;
@@ -86,7 +89,8 @@ void write_one(std::ostream& out, const Report& report, const ReportOptions& opt
     out << '\n';
     write_links(out, result);
   }
-  if (options.timeline && result.timeline) out << '\n' << render_ascii_timeline(report);
+  if (options.timeline && result.timeline)
+    out << '\n' << render_ascii_timeline(report, timeline_columns_for_width(report, kTimelineWidth));
 }
 
 // The devices to list: all of them, or the first and last kShownEnds with a gap (npos) between.
@@ -163,7 +167,8 @@ void write_side_by_side(std::ostream& out, std::span<const Report> reports, cons
   if (!options.timeline) return;
   for (const Report& report : reports) {
     if (!report.result.timeline) continue;
-    out << "\n== " << report.schedule << " ==\n" << render_ascii_timeline(report);
+    out << "\n== " << report.schedule << " ==\n"
+        << render_ascii_timeline(report, timeline_columns_for_width(report, kTimelineWidth));
   }
 }
 

@@ -92,9 +92,10 @@ void write_schedule_list(std::ostream& out) {
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  CLI::App app{"ppsim: a discrete-event simulator of pipeline-parallel training schedules.\n"
-               "Without a command it compares GPipe and 1F1B at p=4, m=8, F=1, B=2.",
-               "ppsim"};
+  CLI::App app{
+      "ppsim: a discrete-event simulator of pipeline-parallel training schedules.\n"
+      "Without a command it compares GPipe and 1F1B at p=4, m=8, F=1, B=2.",
+      "ppsim"};
   app.set_version_flag("--version", kVersion);
   app.require_subcommand(0, 1);
   app.footer("Exit status: 0 success, 2 bad input, 3 invalid or deadlocking schedule, 1 anything else.");

@@ -22,10 +22,14 @@ constexpr std::array<SettingInfo, 16> kSettings = {{
     {"weight", "--weight", "T[,T...]", "weight-gradient time W, for schedules that split B (default B/2)"},
     {"latency", "--latency", "T", "per-message link latency (default 0)"},
     {"bandwidth", "--bandwidth", "R", "link bandwidth, bytes per time unit or e.g. '400 Gb/s' (default unlimited)"},
-    {"message-bytes", "--message-bytes", "B[,B...]", "bytes sent between adjacent stages, one value or one per boundary (default 0)"},
-    {"activation-bytes", "--activation-bytes", "B[,B...]", "bytes one micro-batch stashes on a stage, one value or one per stage (default 0)"},
-    {"static-bytes", "--static-bytes", "B[,B...]", "parameters + gradients + optimizer bytes, one value or one per device (default 0)"},
-    {"weight-stash-fraction", "--weight-stash-fraction", "X", "share of a stash W still needs after I, 0..1 (default 0.5)"},
+    {"message-bytes", "--message-bytes", "B[,B...]",
+     "bytes sent between adjacent stages, one value or one per boundary (default 0)"},
+    {"activation-bytes", "--activation-bytes", "B[,B...]",
+     "bytes one micro-batch stashes on a stage, one value or one per stage (default 0)"},
+    {"static-bytes", "--static-bytes", "B[,B...]",
+     "parameters + gradients + optimizer bytes, one value or one per device (default 0)"},
+    {"weight-stash-fraction", "--weight-stash-fraction", "X",
+     "share of a stash W still needs after I, 0..1 (default 0.5)"},
     {"comm", "--comm", "MODE", "overlap (default) or blocking communication"},
     {"format", "--format", "FORMAT", "table (default), json or csv"},
     {"timeline", "--timeline", "", "print the ASCII timeline (JSON: add spans and memory samples)"},
@@ -89,8 +93,8 @@ template <typename T>
 using NumberParser = Parsed<T> (*)(double);
 
 template <typename T>
-T element_from_json(const nlohmann::json& value, const std::string& source, TextParser<T> text,
-                    NumberParser<T> number, std::string_view expected) {
+T element_from_json(const nlohmann::json& value, const std::string& source, TextParser<T> text, NumberParser<T> number,
+                    std::string_view expected) {
   if (value.is_number()) return checked(number(value.get<double>()), source);
   if (value.is_string()) return checked(text(value.get<std::string>()), source);
   fail(source, "must be " + std::string(expected) + ", got " + std::string(value.type_name()) + " " + value.dump());
@@ -110,7 +114,8 @@ std::vector<T> list_from_json(const nlohmann::json& value, const std::string& so
   if (value.is_string()) {
     const auto parts = split_commas(value.get<std::string>());
     for (std::size_t i = 0; i < parts.size(); ++i) {
-      values.push_back(checked(text(parts[i]), parts.size() > 1 ? source + " (value " + std::to_string(i + 1) + ")" : source));
+      values.push_back(
+          checked(text(parts[i]), parts.size() > 1 ? source + " (value " + std::to_string(i + 1) + ")" : source));
     }
     return values;
   }
@@ -123,7 +128,8 @@ std::vector<T> list_from_text(std::string_view text, const std::string& source, 
   std::vector<T> values;
   const auto parts = split_commas(text);
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    values.push_back(checked(parse(parts[i]), parts.size() > 1 ? source + " (value " + std::to_string(i + 1) + ")" : source));
+    values.push_back(
+        checked(parse(parts[i]), parts.size() > 1 ? source + " (value " + std::to_string(i + 1) + ")" : source));
   }
   return values;
 }
@@ -162,7 +168,8 @@ double fraction_from_text(std::string_view text, const std::string& source) {
   std::string copy(text);
   char* end = nullptr;
   const double value = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size()) fail(source, "must be a number between 0 and 1, got " + quote(text));
+  if (copy.empty() || end != copy.c_str() + copy.size())
+    fail(source, "must be a number between 0 and 1, got " + quote(text));
   return fraction_from_number(value, source);
 }
 
@@ -212,23 +219,40 @@ std::string nearest_key(std::string_view unknown) {
 
 void apply_setting_text(std::string_view key, std::string_view text, const std::string& source, Scenario& scenario) {
   scenario.sources[std::string(key)] = source;
-  if (key == "schedule") scenario.schedules = schedule_list(text, source);
-  else if (key == "p") scenario.params.p = parse_count(text, source);
-  else if (key == "m") scenario.params.m = parse_count(text, source);
-  else if (key == "v") scenario.params.v = parse_count(text, source);
-  else if (key == "forward") scenario.forward = list_from_text<Duration>(text, source, parse_duration);
-  else if (key == "backward") scenario.backward = list_from_text<Duration>(text, source, parse_duration);
-  else if (key == "weight") scenario.weight = list_from_text<Duration>(text, source, parse_duration);
-  else if (key == "latency") scenario.latency = checked(parse_duration(text), source);
-  else if (key == "bandwidth") scenario.bandwidth = checked(parse_bandwidth(text), source);
-  else if (key == "message-bytes") scenario.message_bytes = list_from_text<ByteCount>(text, source, parse_bytes);
-  else if (key == "activation-bytes") scenario.activation_bytes = list_from_text<ByteCount>(text, source, parse_bytes);
-  else if (key == "static-bytes") scenario.static_bytes = list_from_text<ByteCount>(text, source, parse_bytes);
-  else if (key == "weight-stash-fraction") scenario.weight_stash_fraction = fraction_from_text(text, source);
-  else if (key == "comm") scenario.comm = comm_from_text(text, source);
-  else if (key == "format") scenario.format = format_from_text(text, source);
-  else if (key == "timeline") scenario.timeline = bool_from_text(text, source);
-  else fail(source, "unknown setting");
+  if (key == "schedule")
+    scenario.schedules = schedule_list(text, source);
+  else if (key == "p")
+    scenario.params.p = parse_count(text, source);
+  else if (key == "m")
+    scenario.params.m = parse_count(text, source);
+  else if (key == "v")
+    scenario.params.v = parse_count(text, source);
+  else if (key == "forward")
+    scenario.forward = list_from_text<Duration>(text, source, parse_duration);
+  else if (key == "backward")
+    scenario.backward = list_from_text<Duration>(text, source, parse_duration);
+  else if (key == "weight")
+    scenario.weight = list_from_text<Duration>(text, source, parse_duration);
+  else if (key == "latency")
+    scenario.latency = checked(parse_duration(text), source);
+  else if (key == "bandwidth")
+    scenario.bandwidth = checked(parse_bandwidth(text), source);
+  else if (key == "message-bytes")
+    scenario.message_bytes = list_from_text<ByteCount>(text, source, parse_bytes);
+  else if (key == "activation-bytes")
+    scenario.activation_bytes = list_from_text<ByteCount>(text, source, parse_bytes);
+  else if (key == "static-bytes")
+    scenario.static_bytes = list_from_text<ByteCount>(text, source, parse_bytes);
+  else if (key == "weight-stash-fraction")
+    scenario.weight_stash_fraction = fraction_from_text(text, source);
+  else if (key == "comm")
+    scenario.comm = comm_from_text(text, source);
+  else if (key == "format")
+    scenario.format = format_from_text(text, source);
+  else if (key == "timeline")
+    scenario.timeline = bool_from_text(text, source);
+  else
+    fail(source, "unknown setting");
 }
 
 void apply_config_json(const nlohmann::json& config, const std::string& origin, Scenario& scenario) {
@@ -237,7 +261,8 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
   }
   for (const auto& [key, value] : config.items()) {
     const std::string source = origin + ": $." + key;
-    const auto known = std::find_if(kSettings.begin(), kSettings.end(), [&](const SettingInfo& s) { return s.key == key; });
+    const auto known =
+        std::find_if(kSettings.begin(), kSettings.end(), [&](const SettingInfo& s) { return s.key == key; });
     if (known == kSettings.end()) {
       const std::string suggestion = nearest_key(key);
       fail(source, "unknown key" + (suggestion.empty() ? std::string(" (see ppsim run --help for the keys)")
@@ -257,16 +282,20 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
         fail(source, "must be a schedule name or a non-empty list of names, got " + value.dump());
       }
     } else if (key == "p" || key == "m" || key == "v") {
-      (key == "p" ? scenario.params.p : key == "m" ? scenario.params.m : scenario.params.v) = count_from_json(value, source);
+      (key == "p"   ? scenario.params.p
+       : key == "m" ? scenario.params.m
+                    : scenario.params.v) = count_from_json(value, source);
     } else if (key == "forward" || key == "backward" || key == "weight") {
       auto& target = key == "forward" ? scenario.forward : key == "backward" ? scenario.backward : scenario.weight;
-      target = list_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time or a list of times");
+      target =
+          list_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time or a list of times");
     } else if (key == "latency") {
       scenario.latency = element_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time");
     } else if (key == "bandwidth") {
-      scenario.bandwidth = element_from_json<Bandwidth>(value, source, parse_bandwidth, bandwidth_from_number, "a bandwidth");
+      scenario.bandwidth =
+          element_from_json<Bandwidth>(value, source, parse_bandwidth, bandwidth_from_number, "a bandwidth");
     } else if (key == "message-bytes" || key == "activation-bytes" || key == "static-bytes") {
-      auto& target = key == "message-bytes" ? scenario.message_bytes
+      auto& target = key == "message-bytes"      ? scenario.message_bytes
                      : key == "activation-bytes" ? scenario.activation_bytes
                                                  : scenario.static_bytes;
       target = list_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size or a list of sizes");
@@ -315,8 +344,10 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
   out["backward"] = numbers(scenario.backward);
   out["weight"] = numbers(resolved_weight(scenario));
   out["latency"] = scenario.latency.value;
-  if (std::isinf(scenario.bandwidth.value)) out["bandwidth"] = "unlimited";
-  else out["bandwidth"] = scenario.bandwidth.value;
+  if (std::isinf(scenario.bandwidth.value))
+    out["bandwidth"] = "unlimited";
+  else
+    out["bandwidth"] = scenario.bandwidth.value;
   out["message-bytes"] = numbers(scenario.message_bytes);
   out["activation-bytes"] = numbers(scenario.activation_bytes);
   out["static-bytes"] = numbers(scenario.static_bytes);

@@ -20,8 +20,7 @@ class InputError : public std::runtime_error {
 // A schedule that is invalid or cannot finish; `grid` shows where.
 class ScheduleError : public std::runtime_error {
  public:
-  ScheduleError(const std::string& message, std::string grid)
-      : std::runtime_error(message), grid_(std::move(grid)) {}
+  ScheduleError(const std::string& message, std::string grid) : std::runtime_error(message), grid_(std::move(grid)) {}
   const std::string& grid() const { return grid_; }
 
  private:

@@ -19,11 +19,11 @@ struct Scenario {
   ScheduleParams params{4, 8, 1};
   std::vector<Duration> forward{Duration{1}};
   std::vector<Duration> backward{Duration{2}};  // full backward B = I + W
-  std::vector<Duration> weight;  // W, for schedules that split B; empty: half of B on every stage
+  std::vector<Duration> weight;                 // W, for schedules that split B; empty: half of B on every stage
   std::vector<ByteCount> activation_bytes{ByteCount{0}};  // per stage: stash of one micro-batch
   std::vector<ByteCount> message_bytes{ByteCount{0}};     // per boundary between adjacent stages
   std::vector<ByteCount> static_bytes{ByteCount{0}};      // per device
-  double weight_stash_fraction = 0.5;  // share of a stash that W still needs after I
+  double weight_stash_fraction = 0.5;                     // share of a stash that W still needs after I
   Duration latency{0};
   Bandwidth bandwidth{};
   CommMode comm = CommMode::kOverlap;

@@ -26,7 +26,6 @@ std::string unknown_schedule(const Scenario& scenario, std::string_view name) {
          (suggestion.empty() ? "" : " (did you mean " + suggestion + "?)") + "; known: " + registry_names();
 }
 
-
 // A list holds one value (for all) or exactly `expected` values.
 template <typename T>
 void check_length(const std::vector<T>& list, std::size_t expected, std::string_view key, std::string_view per,
@@ -60,9 +59,9 @@ void check_scenario(const Scenario& scenario) {
   // Every (stage, micro-batch) has at most three ops (F, I, W).
   const double ops = 3.0 * params.p * static_cast<double>(params.v) * params.m;
   if (ops > static_cast<double>(kMaxOps)) {
-    throw InputError(scenario.source_of("m") + ": p=" + std::to_string(params.p) + ", v=" + std::to_string(params.v) + ", m=" +
-                     std::to_string(params.m) + " would simulate up to " + show(ops) + " ops, above the limit of " +
-                     std::to_string(kMaxOps) + " per run");
+    throw InputError(scenario.source_of("m") + ": p=" + std::to_string(params.p) + ", v=" + std::to_string(params.v) +
+                     ", m=" + std::to_string(params.m) + " would simulate up to " + show(ops) +
+                     " ops, above the limit of " + std::to_string(kMaxOps) + " per run");
   }
   for (const auto& list : {std::cref(scenario.forward), std::cref(scenario.backward)}) {
     for (const Duration& time : list.get()) {
@@ -88,8 +87,8 @@ std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages)
     const double backward = pick(scenario.backward, i).value;
     const double weight = pick(weights, i).value;
     if (weight > backward) {
-      throw InputError(scenario.source_of("weight") + ": W (" + show(weight) + ") exceeds the full backward B (" + show(backward) +
-                       ") on stage " + std::to_string(i) + "; B = I + W needs W <= B");
+      throw InputError(scenario.source_of("weight") + ": W (" + show(weight) + ") exceeds the full backward B (" +
+                       show(backward) + ") on stage " + std::to_string(i) + "; B = I + W needs W <= B");
     }
   }
 
@@ -111,8 +110,8 @@ std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages)
   }
   StageTable table;
   for (std::size_t i = 0; i < s; ++i) {
-    table.stages.push_back({pick(scenario.forward, i), pick(scenario.backward, i), pick(weights, i),
-                            pick(scenario.activation_bytes, i)});
+    table.stages.push_back(
+        {pick(scenario.forward, i), pick(scenario.backward, i), pick(weights, i), pick(scenario.activation_bytes, i)});
   }
   for (std::size_t i = 0; i + 1 < s; ++i) table.boundary_bytes.push_back(pick(scenario.message_bytes, i));
   for (std::size_t d = 0; d < p; ++d) table.static_bytes.push_back(pick(scenario.static_bytes, d));
@@ -152,7 +151,8 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
 Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine) {
   const ScheduleInfo* info = find_schedule(schedule);
   if (info == nullptr) throw InputError(unknown_schedule(scenario, schedule));
-  if (auto why = info->check(scenario.params)) throw InputError(scenario.source_of("v") + ": " + std::string(schedule) + " " + *why);
+  if (auto why = info->check(scenario.params))
+    throw InputError(scenario.source_of("v") + ": " + std::string(schedule) + " " + *why);
   return simulate_program(scenario, schedule, info->build(scenario.params), record_timeline, engine);
 }
 
@@ -160,7 +160,8 @@ std::vector<Report> simulate_all(const Scenario& scenario, bool record_timeline)
   check_scenario(scenario);
   Engine engine;
   std::vector<Report> reports;
-  for (const auto& name : scenario.schedules) reports.push_back(simulate_schedule(scenario, name, record_timeline, engine));
+  for (const auto& name : scenario.schedules)
+    reports.push_back(simulate_schedule(scenario, name, record_timeline, engine));
   return reports;
 }
 
