@@ -177,8 +177,10 @@ void Engine::prepare_device(int device, const CostModel& costs) {
                                    state.phase_first[2],
                                    state.phase_last[2]};
   std::sort(marks.begin(), marks.end());
-  state.mark_count = static_cast<std::size_t>(std::unique(marks.begin(), marks.end()) - marks.begin());
-  state.marks = marks;
+  const auto unique_end = std::unique(marks.begin(), marks.end());
+  state.marks.fill(kNoMark);
+  std::copy(marks.begin(), unique_end, state.marks.begin());
+  state.next_mark_pc = state.marks[0];
 
   memory_[index(device)].reset(costs.static_bytes(device), costs.weight_stash_fraction());
   figures.static_bytes = costs.static_bytes(device);
@@ -193,7 +195,7 @@ void Engine::note_marks(int device, double start, double end) {
     if (state.phase_first[k] == state.pc) figures.phases[k].start = start;
     if (state.phase_last[k] == state.pc) figures.phases[k].end = end;
   }
-  ++state.next_mark;
+  state.next_mark_pc = state.marks[++state.next_mark];
 }
 
 void Engine::start_if_ready(int device) {
@@ -220,7 +222,7 @@ void Engine::start_if_ready(int device) {
   const StageInfo& stage = stages_[index(action.stage)];
   const double start = std::max(state.free_at, ready);
   const double end = start + stage.time[op_index(action.op)];
-  if (state.next_mark < state.mark_count && state.marks[state.next_mark] == state.pc) note_marks(device, start, end);
+  if (state.pc == state.next_mark_pc) note_marks(device, start, end);
   if (action.op == Op::kForward) {
     memory_[index(device)].on_forward(stage.activation_bytes);
     if (options_.record_timeline) record_memory(device, start);
@@ -244,7 +246,7 @@ void Engine::record_message(const Link& link, const Action& from, double enqueue
   timeline_.messages.push_back({link.src, link.dst, from, enqueued, start, end, arrival, bytes});
 }
 
-void Engine::finish_op(double time, int device) {
+inline void Engine::finish_op(double time, int device) {
   DeviceState& state = devices_[index(device)];
   const Action action = state.actions[state.pc];
   const StageInfo& stage = stages_[index(action.stage)];

@@ -56,9 +56,9 @@ class Engine {
     std::size_t size = 0;
     double free_at = 0;
     bool running = false;
-    std::array<std::size_t, 8> marks{};  // sorted positions to note; only the first mark_count are used
-    std::size_t mark_count = 0;
-    std::size_t next_mark = 0;
+    std::array<std::size_t, 9> marks{};        // sorted positions to note, ended by kNoMark
+    std::size_t next_mark = 0;                 // index into marks
+    std::size_t next_mark_pc = kNoMark;        // marks[next_mark], cached: one comparison per op
     std::array<std::size_t, 3> phase_first{};  // inclusive; a phase that is empty has first > size
     std::array<std::size_t, 3> phase_last{};
   };
@@ -78,7 +78,8 @@ class Engine {
   [[gnu::noinline]] void record_memory(int device, double time);
   [[gnu::noinline]] void record_message(const Link& link, const Action& from, double enqueued, double start, double end,
                                         double arrival, std::int64_t bytes);
-  void finish_op(double time, int device);
+  // Called once per op from the event loop; inlined there.
+  [[gnu::always_inline]] inline void finish_op(double time, int device);
   Result summarize();
   Deadlock describe_deadlock() const;
 
@@ -88,6 +89,7 @@ class Engine {
   }
 
   // Per (stage, micro-batch) flags of ops already finished on their own device.
+  static constexpr std::size_t kNoMark = static_cast<std::size_t>(-1);
   static constexpr std::uint8_t kForwardDone = 1;
   static constexpr std::uint8_t kInputGradDone = 2;
 
