@@ -265,3 +265,14 @@ TEST_CASE("a valid program whose devices wait on each other reports every stuck 
     CHECK(error.grid().find("[1F1]") != std::string::npos);
   }
 }
+
+TEST_CASE("an empty phase has no start or end in JSON", "[cli]") {
+  const CliRun run = cli({"run", "-s", "gpipe", "-p", "4", "-m", "8", "--format", "json"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  const auto phases = nlohmann::json::parse(run.out)["per_device"][0]["phases"];
+  CHECK(phases["steady"]["ops"] == 0);  // GPipe goes straight from its forwards to its backwards
+  CHECK(phases["steady"]["start"].is_null());
+  CHECK(phases["steady"]["end"].is_null());
+  CHECK(phases["cooldown"]["start"] == 17.0);  // m + 3(p - 1): the backward wave reaches device 0
+  CHECK(phases["cooldown"]["end"] == 33.0);
+}

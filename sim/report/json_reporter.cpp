@@ -11,8 +11,9 @@ Json phase_json(const PhaseFigures& phase) {
   Json object;
   object["ops"] = phase.ops;
   object["busy"] = phase.busy;
-  object["start"] = phase.start;
-  object["end"] = phase.end;
+  // An empty phase (GPipe has no steady state) has no start or end; null says so, 0 would not.
+  object["start"] = phase.ops > 0 ? Json(phase.start) : Json(nullptr);
+  object["end"] = phase.ops > 0 ? Json(phase.end) : Json(nullptr);
   object["duration"] = phase.duration();
   return object;
 }
