@@ -25,8 +25,9 @@ struct EngineOptions {
   bool record_timeline = false;  // spans, messages and memory samples; otherwise only running sums
 };
 
-// Holds scratch buffers so that repeated runs (sweeps) do not allocate once warmed up.
-// The program must have a valid shape (validate_program); ordering problems are reported as deadlocks.
+// Reuses its state buffers across runs (sweeps); the event loop itself never allocates unless a
+// timeline is recorded. The program must have a valid shape (validate_program); ordering problems
+// between devices are reported as deadlocks.
 class Engine {
  public:
   SimulationOutcome run(const Program& program, const CostModel& costs, const EngineOptions& options = {});
