@@ -13,8 +13,9 @@ struct ScheduleInfo {
   std::string_view summary;      // one line for `ppsim schedules`
   std::string_view constraints;  // the parameters it accepts, in words
   std::string_view source;       // the paper or code its definition follows
+  int default_v;                 // chunks per device when -v is not given
   ScheduleCheck check;
-  ScheduleBuild build;
+  ScheduleBuild build;  // nullptr for `custom`, whose program comes from a file
 };
 
 std::span<const ScheduleInfo> schedule_registry();

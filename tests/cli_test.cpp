@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "schedules/program.hpp"
+#include "schedules/registry.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/scenario.hpp"
 #include "tools/ppsim/study.hpp"
@@ -275,4 +276,132 @@ TEST_CASE("an empty phase has no start or end in JSON", "[cli]") {
   CHECK(phases["steady"]["end"].is_null());
   CHECK(phases["cooldown"]["start"] == 17.0);  // m + 3(p - 1): the backward wave reaches device 0
   CHECK(phases["cooldown"]["end"] == 33.0);
+}
+
+TEST_CASE("formulas --check compares every closed form with the engine and exits 0 when all agree", "[cli][formulas]") {
+  const CliRun run = cli({"formulas", "--check"});
+  CHECK(run.status == ppsim::kExitOk);
+  CHECK(run.out.find(" 0 beyond 1e-09 relative") != std::string::npos);
+  CHECK(run.out.find("DEVIATION") == std::string::npos);
+  CHECK(run.out.find("1f1b: ") != std::string::npos);
+}
+
+TEST_CASE("formulas prints each closed form beside the simulated figure and says where it holds", "[cli][formulas]") {
+  const CliRun free = cli({"formulas", "-p", "4", "-m", "8"});
+  REQUIRE(free.status == ppsim::kExitOk);
+  CHECK(free.out.find("(m+p-1)(F+B)") != std::string::npos);
+  CHECK(free.out.find("agrees") != std::string::npos);
+  CHECK(free.out.find("DIFFERS") == std::string::npos);
+  const CliRun slow = cli({"formulas", "-s", "1f1b", "-p", "4", "-m", "8", "--latency", "0.5"});
+  REQUIRE(slow.status == ppsim::kExitOk);
+  CHECK(slow.out.find("outside: uniform costs, free links") != std::string::npos);
+  CHECK(slow.out.find("gpipe") == std::string::npos);  // -s limits the schedules
+}
+
+namespace {
+
+// A simulation's figures without the fields that name where the schedule came from.
+nlohmann::json figures_of(const std::string& json_text) {
+  auto json = nlohmann::json::parse(json_text);
+  json.erase("schedule");
+  json.erase("scenario");
+  return json;
+}
+
+std::string data_file(const std::string& name) {
+  return std::string(PPSIM_SOURCE_DIR) + "/tests/data/schedule_files/" + name;
+}
+
+}  // namespace
+
+TEST_CASE("every registry schedule exported and read back simulates byte for byte the same", "[cli][schedule-file]") {
+  const std::string format = GENERATE(as<std::string>{}, "csv", "json");
+  for (const auto& info : ppsim::schedule_registry()) {
+    if (info.build == nullptr) continue;  // custom is the importer itself
+    INFO(info.name << " as " << format);
+    const auto path =
+        std::filesystem::temp_directory_path() / ("ppsim_export_" + std::string(info.name) + "." + format);
+    // -v explicit: the file's stages carry the costs as given, as the registry run does.
+    const std::vector<std::string> costs{"--latency",          "0.1", "--message-bytes", "10", "--bandwidth", "40",
+                                         "--activation-bytes", "64",  "--static-bytes",  "5"};
+    const std::vector<std::string> size{"-p", "4", "-m", "8", "-v", std::to_string(info.default_v)};
+    std::vector<std::string> export_args{"export", "-s", std::string(info.name), "-o", path.string()};
+    export_args.insert(export_args.end(), size.begin(), size.end());
+    const CliRun exported = cli(export_args);
+    REQUIRE(exported.status == ppsim::kExitOk);
+    CHECK(exported.out.empty());
+
+    std::vector<std::string> direct{"run", "-s", std::string(info.name), "--format", "json"};
+    direct.insert(direct.end(), size.begin(), size.end());
+    direct.insert(direct.end(), costs.begin(), costs.end());
+    std::vector<std::string> imported{"run", "--schedule-file", path.string(), "--format", "json"};
+    imported.insert(imported.end(), costs.begin(), costs.end());
+    const CliRun a = cli(direct);
+    const CliRun b = cli(imported);
+    std::filesystem::remove(path);
+    REQUIRE(a.status == ppsim::kExitOk);
+    REQUIRE(b.status == ppsim::kExitOk);
+    CHECK(figures_of(a.out).dump() == figures_of(b.out).dump());
+    CHECK(nlohmann::json::parse(b.out)["schedule"] == "custom");
+  }
+}
+
+TEST_CASE("export writes torch's CSV to stdout and JSON to a .json file", "[cli][schedule-file]") {
+  const CliRun csv = cli({"export", "-s", "1f1b", "-p", "2", "-m", "3"});
+  REQUIRE(csv.status == ppsim::kExitOk);
+  CHECK(csv.out == "0F0,0F1,0B0,0F2,0B1,0B2\r\n1F0,1B0,1F1,1B1,1F2,1B2\r\n");
+  const auto path = std::filesystem::temp_directory_path() / "ppsim_export_1f1b.json";
+  REQUIRE(cli({"export", "-s", "1f1b", "-p", "2", "-m", "3", "-o", path.string()}).status == ppsim::kExitOk);
+  std::ifstream file(path);
+  const auto json = nlohmann::json::parse(file);
+  std::filesystem::remove(path);
+  CHECK(json["stage_device"] == nlohmann::json::array({0, 1}));
+  CHECK(json["microbatches"] == 3);
+  CHECK(json["actions"][1][1] == "1B0");
+}
+
+TEST_CASE("a failed export leaves no file behind", "[cli][schedule-file][errors]") {
+  const auto path = std::filesystem::temp_directory_path() / "ppsim_export_never.csv";
+  std::filesystem::remove(path);
+  const CliRun run = cli({"export", "-s", "zigzag", "-o", path.string()});
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_FALSE(std::filesystem::exists(path.string() + ".ppsim-tmp"));
+}
+
+TEST_CASE("a schedule file that is malformed, misses an op or deadlocks exits 3 with the grid",
+          "[cli][schedule-file][errors]") {
+  const auto [file, expected] = GENERATE(table<std::string, std::string>({
+      {"broken_bad_action.csv", "broken_bad_action.csv: row 2 (device 1), column 2: '1X1' is not an action"},
+      {"broken_stage_on_two_devices.csv", "broken_stage_on_two_devices.csv: row 2 (device 1)"},
+      {"broken_missing_op.csv", "schedule custom is invalid: 1B1 (or 1I1 and 1W1) is missing"},
+      {"deadlock_p2_m2.csv", "schedule custom cannot finish: deadlock: device 0 at step 1 (0B0)"},
+  }));
+  INFO(file);
+  const CliRun run = cli({"run", "--schedule-file", data_file(file)});
+  CHECK(run.status == ppsim::kExitBadSchedule);
+  CHECK(run.out.empty());
+  CHECK(run.err.find(expected) != std::string::npos);
+  CHECK(run.err.find("<-- here") != std::string::npos);
+}
+
+TEST_CASE("schedule files in JSON, minimal or with their shape, simulate like their CSV twins",
+          "[cli][schedule-file]") {
+  const CliRun csv = cli({"run", "--schedule-file", data_file("v_shape_p2_m2.csv"), "--format", "json"});
+  const CliRun json = cli({"run", "--schedule-file", data_file("v_shape_p2_m2.json"), "--format", "json"});
+  REQUIRE(csv.status == ppsim::kExitOk);
+  REQUIRE(json.status == ppsim::kExitOk);
+  CHECK(figures_of(csv.out).dump() == figures_of(json.out).dump());
+  const CliRun minimal = cli({"run", "--schedule-file", data_file("minimal_p2_m2.json"), "--format", "json"});
+  REQUIRE(minimal.status == ppsim::kExitOk);
+  CHECK(nlohmann::json::parse(minimal.out)["p"] == 2);
+}
+
+TEST_CASE("a schedule file's sizes win, and flags that contradict them are named", "[cli][schedule-file][errors]") {
+  const CliRun run = cli({"run", "--schedule-file", data_file("1f1b_p2_m3.json"), "-m", "5"});
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.err.rfind("ppsim: error: -m: 5 does not match the 3 micro-batches of ", 0) == 0);
+  const CliRun missing = cli({"run", "-s", "custom"});
+  CHECK(missing.status == ppsim::kExitBadInput);
+  CHECK(missing.err == "ppsim: error: --schedule: custom takes its actions from --schedule-file FILE\n");
 }

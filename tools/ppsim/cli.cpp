@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -9,7 +11,9 @@
 #include "schedules/registry.hpp"
 #include "tools/ppsim/config.hpp"
 #include "tools/ppsim/errors.hpp"
+#include "tools/ppsim/formulas.hpp"
 #include "tools/ppsim/scenario.hpp"
+#include "tools/ppsim/schedule_loader.hpp"
 #include "tools/ppsim/study.hpp"
 
 namespace ppsim {
@@ -60,6 +64,11 @@ Scenario scenario_from(const ScenarioFlags& flags) {
     scenario.timeline = true;
     scenario.sources["timeline"] = "--timeline";
   }
+  // A schedule file names its schedule: -s custom is implied unless -s says otherwise.
+  if (!scenario.schedule_file.empty() && scenario.sources.count("schedule") == 0) {
+    scenario.schedules = {"custom"};
+    scenario.sources["schedule"] = scenario.source_of("schedule-file");
+  }
   return scenario;
 }
 
@@ -71,6 +80,24 @@ void write_reports(const Scenario& scenario, bool side_by_side, std::ostream& ou
   options.side_by_side = side_by_side;
   make_reporter(scenario.format)->write(buffer, reports, options);
   out << buffer.str();
+}
+
+// Writes beside the target and renames, so a failed run leaves no partial file behind.
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".ppsim-tmp";
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.flush();
+    if (!file) {
+      std::remove(temporary.c_str());
+      throw InputError("-o: cannot write " + path);
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw InputError("-o: cannot write " + path);
+  }
 }
 
 void write_schedule_list(std::ostream& out) {
@@ -107,6 +134,20 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   CLI::App* compare = app.add_subcommand("compare", "simulate several schedules (-s a,b,...) side by side");
   add_scenario_flags(*compare, compare_flags);
   CLI::App* schedules = app.add_subcommand("schedules", "list the schedules: name, summary, constraints, source");
+  ScenarioFlags export_flags;
+  std::string export_path;
+  CLI::App* export_command = app.add_subcommand(
+      "export", "write a schedule's per-device actions as torch.distributed.pipelining's CSV (or JSON)");
+  add_scenario_flags(*export_command, export_flags);
+  export_command->add_option("-o,--output", export_path, "file to write (JSON when it ends in .json); default stdout")
+      ->type_name("FILE");
+  ScenarioFlags formula_flags;
+  bool check = false;
+  CLI::App* formulas =
+      app.add_subcommand("formulas", "closed forms beside the simulated figures (all schedules unless -s)");
+  add_scenario_flags(*formulas, formula_flags);
+  formulas->add_flag("--check", check,
+                     "compare every closed form with simulation over a grid inside its regime; exit 1 on a deviation");
 
   try {
     std::vector<const char*> argv{"ppsim"};
@@ -122,6 +163,32 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                          run_flags.text["schedule"] + "` for several");
       }
       write_reports(scenario, false, out);
+    } else if (export_command->parsed()) {
+      Scenario scenario = scenario_from(export_flags);
+      const bool json_path = export_path.size() >= 5 && export_path.compare(export_path.size() - 5, 5, ".json") == 0;
+      if (json_path && scenario.sources.count("format") == 0) scenario.format = OutputFormat::kJson;
+      const std::string text = export_schedule(scenario);
+      if (export_path.empty()) {
+        out << text;
+      } else {
+        write_file_atomically(export_path, text);
+      }
+    } else if (formulas->parsed()) {
+      std::ostringstream buffer;
+      if (check) {
+        const bool agreed = check_formulas(buffer);
+        out << buffer.str();
+        return agreed ? kExitOk : kExitFailure;
+      }
+      Scenario scenario = scenario_from(formula_flags);
+      if (formula_flags.options["schedule"]->count() == 0 && scenario.sources.count("schedule") == 0) {
+        scenario.schedules.clear();
+        for (const auto& info : schedule_registry()) {
+          if (!info.check(scenario_for_schedule(scenario, info).params)) scenario.schedules.emplace_back(info.name);
+        }
+      }
+      write_formulas(scenario, buffer);
+      out << buffer.str();
     } else if (compare->parsed()) {
       Scenario scenario = scenario_from(compare_flags);
       if (compare_flags.options["schedule"]->count() == 0 && scenario.sources.count("schedule") == 0) {

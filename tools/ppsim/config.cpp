@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -12,8 +13,10 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 16> kSettings = {{
+constexpr std::array<SettingInfo, 17> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
+    {"schedule-file", "--schedule-file", "FILE",
+     "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
     {"p", "-p", "N", "pipeline devices (default 4)"},
     {"m", "-m", "N", "micro-batches per step (default 8)"},
     {"v", "-v", "N", "chunks (stages) per device (default 1)"},
@@ -221,6 +224,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
   scenario.sources[std::string(key)] = source;
   if (key == "schedule")
     scenario.schedules = schedule_list(text, source);
+  else if (key == "schedule-file")
+    scenario.schedule_file = std::string(text);
   else if (key == "p")
     scenario.params.p = parse_count(text, source);
   else if (key == "m")
@@ -305,7 +310,7 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
     } else if (key == "timeline") {
       if (!value.is_boolean()) fail(source, "must be true or false, got " + value.dump());
       scenario.timeline = value.get<bool>();
-    } else {  // comm, format: strings
+    } else {  // comm, format, schedule-file: strings
       if (!value.is_string()) fail(source, "must be a string, got " + value.dump());
       apply_setting_text(key, value.get<std::string>(), source, scenario);
     }
@@ -326,7 +331,13 @@ void apply_config_file(const std::string& path, Scenario& scenario) {
     }
     fail(path, "malformed JSON: " + what);
   }
+  const std::string before = scenario.schedule_file;
   apply_config_json(config, path, scenario);
+  // A schedule file named in a config is found beside the config, wherever ppsim runs from.
+  if (scenario.schedule_file != before && !scenario.schedule_file.empty() &&
+      std::filesystem::path(scenario.schedule_file).is_relative()) {
+    scenario.schedule_file = (std::filesystem::path(path).parent_path() / scenario.schedule_file).string();
+  }
 }
 
 nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_view schedule) {

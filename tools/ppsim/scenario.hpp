@@ -16,6 +16,7 @@ namespace ppsim {
 
 struct Scenario {
   std::vector<std::string> schedules{"1f1b"};
+  std::string schedule_file;  // the actions of schedule "custom" (torch's CSV, or JSON)
   ScheduleParams params{4, 8, 1};
   std::vector<Duration> forward{Duration{1}};
   std::vector<Duration> backward{Duration{2}};  // full backward B = I + W

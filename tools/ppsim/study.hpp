@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/cost_model.hpp"
+#include "schedules/registry.hpp"
 #include "sim/engine.hpp"
 #include "sim/report/report.hpp"
 #include "tools/ppsim/scenario.hpp"
@@ -18,11 +19,22 @@ namespace ppsim {
 // its program about 1 GiB; anything larger is almost surely a typo in p, m or v.
 inline constexpr std::int64_t kMaxOps = 50'000'000;
 
-// Checks what does not depend on a schedule: names exist, sizes are sane, costs are consistent.
+// Checks what does not depend on a schedule: names exist and costs are consistent.
 void check_scenario(const Scenario& scenario);
+
+// Refuses sizes above kMaxOps.
+void check_size(const Scenario& scenario);
+
+// The scenario as one schedule runs it. Without -v a schedule runs at its own default v, and the
+// costs given (per stage at v = 1, i.e. per device's share of the model) are split evenly over its
+// chunks, so schedules of different v compare on the same model. With -v nothing changes.
+Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& info);
 
 // The cost model for a program with `stages` stages on p devices; list lengths are checked here.
 std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages);
+
+// Simulates the program of --schedule-file (schedule `custom`); p and m come from the file.
+Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, Engine& engine);
 
 // Simulates one registry schedule.
 Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine);

@@ -1,0 +1,222 @@
+#include "schedules/closed_forms.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace ppsim {
+namespace {
+
+double p_of(const FormulaInput& in) { return in.params.p; }
+double m_of(const FormulaInput& in) { return in.params.m; }
+
+// Uniform costs with free links: the textbook regime.
+bool free_links(const FormulaInput& in) { return in.latency == 0 && in.transfer == 0; }
+// Latency but no transfer time: the message is in flight, never queued.
+bool latency_only(const FormulaInput& in) { return in.transfer == 0; }
+// Counts that no cost or link changes.
+bool always(const FormulaInput&) { return true; }
+
+// GPipe and 1F1B share the makespan (m+p-1)(F+B): a pipeline fill and drain of p-1 ops each
+// way around m steady (F+B) steps. The folklore that 1F1B halves the bubble is wrong; it only
+// bounds the stash (Narayanan et al., SC'21 §2.2.1).
+double fill_drain_makespan(const FormulaInput& in, int) {
+  return (m_of(in) + p_of(in) - 1) * (in.forward + in.backward);
+}
+double fill_drain_bubble_ratio(const FormulaInput& in, int) { return (p_of(in) - 1) / (m_of(in) + p_of(in) - 1); }
+double fill_drain_bubble_overhead(const FormulaInput& in, int) { return (p_of(in) - 1) / m_of(in); }
+
+// Every adjacent pair of the p devices exchanges one activation and one gradient per micro-batch.
+double single_chunk_messages(const FormulaInput& in, int) { return 2 * m_of(in) * (p_of(in) - 1); }
+
+double gpipe_peak(const FormulaInput& in, int) { return m_of(in); }
+double one_f_one_b_peak(const FormulaInput& in, int device) { return std::min(p_of(in) - device, m_of(in)); }
+
+// GPipe pays the latency once per hop of the forward wave and once per hop of the backward wave.
+double gpipe_latency_makespan(const FormulaInput& in, int device) {
+  return fill_drain_makespan(in, device) + 2 * (p_of(in) - 1) * in.latency;
+}
+
+// 1F1B pays GPipe's 2(p-1)L and, for every p micro-batches of its steady state, the round trip
+// from the last device to device 0 and back: 2 floor((p-1)(m-1)/p) L more. Derived in
+// tests/link_test.cpp, where the engine is checked against it.
+double one_f_one_b_latency_makespan(const FormulaInput& in, int device) {
+  const double p = p_of(in);
+  const double m = m_of(in);
+  return fill_drain_makespan(in, device) + 2 * (p - 1) * in.latency +
+         2 * std::floor((p - 1) * (m - 1) / p) * in.latency;
+}
+
+// ZB-V at F = I = W = t with m >= 2p-1: device p-1 cannot start before (p-1)t and has 2m(F+I+W)
+// of work, and the schedule meets that bound (Qi et al.; torch's ScheduleZBVZeroBubble order).
+bool zbv_balanced(const FormulaInput& in) {
+  const double i = in.backward - in.weight;
+  return free_links(in) && in.forward == i && in.weight == i && in.params.v == 2 && in.params.m >= 2 * in.params.p - 1;
+}
+double zbv_makespan(const FormulaInput& in, int) { return (6 * m_of(in) + p_of(in) - 1) * in.forward; }
+double zbv_bubble_ratio(const FormulaInput& in, int) { return (p_of(in) - 1) / (6 * m_of(in) + p_of(in) - 1); }
+// Forwards issued before the device's first I: its two chunks' warmup.
+double zbv_peak(const FormulaInput& in, int device) {
+  return std::min(m_of(in), 2 * p_of(in) - 1 - device) + std::min(m_of(in), device + 1.0);
+}
+// The V keeps stages p-1 and p on one device, so one boundary of 2p-1 sends no message.
+double v_messages(const FormulaInput& in, int) { return 2 * m_of(in) * std::max(0.0, 2 * p_of(in) - 2); }
+
+// Interleaved 1F1B and looped BFS with uniform per-chunk costs: the fill and drain still take
+// p-1 ops, but each op is one chunk, so the bubble is (p-1)(F+B) against m*v*(F+B) of work:
+// 1/v of 1F1B's relative bubble (Narayanan et al. SC'21 2.2.2, with t_f = vF).
+double v_of(const FormulaInput& in) { return in.params.v; }
+bool interleaved_balanced(const FormulaInput& in) {
+  return free_links(in) && in.params.v >= 2 && in.params.m % in.params.p == 0;
+}
+double interleaved_makespan(const FormulaInput& in, int) {
+  return (m_of(in) * v_of(in) + p_of(in) - 1) * (in.forward + in.backward);
+}
+double interleaved_bubble_ratio(const FormulaInput& in, int) {
+  return (p_of(in) - 1) / (m_of(in) * v_of(in) + p_of(in) - 1);
+}
+double interleaved_bubble_overhead(const FormulaInput& in, int) { return (p_of(in) - 1) / (m_of(in) * v_of(in)); }
+// Device d's warmup of (v-1)r + 2(p-1-d) chunk-forwards, plus the one before its first backward;
+// r = m / max(1, floor(m/p)) micro-batches per round (p when p | m).
+double interleaved_peak(const FormulaInput& in, int device) {
+  const double rounds = std::max(1.0, std::floor(m_of(in) / p_of(in)));
+  const double r = m_of(in) / rounds;
+  return std::min((v_of(in) - 1) * r + 2 * (p_of(in) - 1 - device) + 1, m_of(in) * v_of(in));
+}
+bool looped_bfs_free(const FormulaInput& in) { return free_links(in) && in.params.v >= 2; }
+double looped_bfs_makespan(const FormulaInput& in, int) {
+  return (std::max(m_of(in), p_of(in)) * v_of(in) + std::min(m_of(in), p_of(in)) - 1) * (in.forward + in.backward);
+}
+double all_chunks_peak(const FormulaInput& in, int) { return m_of(in) * v_of(in); }
+// On the loop mapping every one of the p*v-1 stage boundaries crosses devices once p > 1: v times
+// 1F1B's communication volume, roughly.
+double loop_messages(const FormulaInput& in, int) {
+  return in.params.p > 1 ? 2 * m_of(in) * (p_of(in) * v_of(in) - 1) : 0.0;
+}
+
+// ZB-H1 and ZB-H2 (Qi et al., ICLR 2024 2.1-2.3): with T_F = F, T_B = I = B - W and T_W = W,
+// device d idles (p-1-d)X inside its own span, X = T_F + T_B - T_W (H1) or T_F + T_B - 2T_W (H2),
+// so device 0's bubble is the paper's (p-1)X; peak memory (p-d)M_B + d M_W and (2p-2d-1)M_B + 2d M_W.
+double input_grad(const FormulaInput& in) { return in.backward - in.weight; }
+double h1_gap(const FormulaInput& in) { return in.forward + input_grad(in) - in.weight; }
+double h2_gap(const FormulaInput& in) { return in.forward + input_grad(in) - 2 * in.weight; }
+bool h1_regime(const FormulaInput& in) {
+  return free_links(in) && in.params.v == 1 && in.params.m >= in.params.p && in.weight <= in.forward;
+}
+bool h2_regime(const FormulaInput& in) {
+  return free_links(in) && in.params.v == 1 && in.params.m >= 2 * in.params.p - 1 && in.weight <= in.forward &&
+         in.weight <= input_grad(in);
+}
+double h1_device_bubble(const FormulaInput& in, int device) { return (p_of(in) - 1 - device) * h1_gap(in); }
+double h2_device_bubble(const FormulaInput& in, int device) { return (p_of(in) - 1 - device) * h2_gap(in); }
+// Simulated, not published: the last device never waits, and device 0 ends the step.
+double h1_makespan(const FormulaInput& in, int) {
+  return m_of(in) * (in.forward + in.backward) + (p_of(in) - 1) * std::max(in.forward, h1_gap(in));
+}
+double h2_makespan(const FormulaInput& in, int) {
+  return m_of(in) * (in.forward + in.backward) + (p_of(in) - 1) * std::max(in.forward, h2_gap(in));
+}
+double h1_peak(const FormulaInput& in, int device) { return (p_of(in) - device) + device * in.weight_stash_fraction; }
+double h2_peak(const FormulaInput& in, int device) {
+  return (2 * p_of(in) - 2 * device - 1) + 2 * device * in.weight_stash_fraction;
+}
+
+constexpr std::string_view kUniformFree = "uniform costs, free links (latency 0, no transfer time)";
+constexpr std::string_view kLatencyOnly = "uniform costs, per-message latency L, no transfer time";
+constexpr std::string_view kNarayanan = "Narayanan et al., SC'21 2.2.1";
+constexpr std::string_view kOrderOnly = "any costs and links: the action order alone fixes it";
+
+constexpr std::array kForms = {
+    ClosedForm{"gpipe", Figure::kMakespan, "(m+p-1)(F+B)", kUniformFree, "Huang et al., GPipe, NeurIPS 2019",
+               free_links, fill_drain_makespan},
+    ClosedForm{"gpipe", Figure::kBubbleRatio, "(p-1)/(m+p-1)", kUniformFree, "Huang et al., GPipe, NeurIPS 2019",
+               free_links, fill_drain_bubble_ratio},
+    ClosedForm{"gpipe", Figure::kBubbleOverhead, "(p-1)/m", kUniformFree, kNarayanan, free_links,
+               fill_drain_bubble_overhead},
+    ClosedForm{"gpipe", Figure::kPeakStashed, "m on every device", kOrderOnly, "Huang et al., GPipe, NeurIPS 2019",
+               always, gpipe_peak},
+    ClosedForm{"gpipe", Figure::kMessages, "2m(p-1), as 1F1B", kOrderOnly, "one per stage boundary", always,
+               single_chunk_messages},
+    ClosedForm{"gpipe", Figure::kMakespan, "(m+p-1)(F+B) + 2(p-1)L", kLatencyOnly, "derived (tests/link_test.cpp)",
+               latency_only, gpipe_latency_makespan},
+    ClosedForm{"1f1b", Figure::kMakespan, "(m+p-1)(F+B)", kUniformFree, kNarayanan, free_links, fill_drain_makespan},
+    ClosedForm{"1f1b", Figure::kBubbleRatio, "(p-1)/(m+p-1), the same as GPipe", kUniformFree, kNarayanan, free_links,
+               fill_drain_bubble_ratio},
+    ClosedForm{"1f1b", Figure::kBubbleOverhead, "(p-1)/m", kUniformFree, kNarayanan, free_links,
+               fill_drain_bubble_overhead},
+    ClosedForm{"1f1b", Figure::kPeakStashed, "min(p-d, m) on device d", kOrderOnly, kNarayanan, always,
+               one_f_one_b_peak},
+    ClosedForm{"1f1b", Figure::kMessages, "2m(p-1)", kOrderOnly, "one per stage boundary", always,
+               single_chunk_messages},
+    ClosedForm{"1f1b", Figure::kMakespan, "(m+p-1)(F+B) + 2(p-1)L + 2 floor((p-1)(m-1)/p) L", kLatencyOnly,
+               "derived (tests/link_test.cpp)", latency_only, one_f_one_b_latency_makespan},
+    ClosedForm{"interleaved-1f1b", Figure::kMakespan, "(mv+p-1)(F+B), F and B per chunk",
+               "uniform costs, free links, p | m", "Narayanan et al., SC'21 2.2.2", interleaved_balanced,
+               interleaved_makespan},
+    ClosedForm{"interleaved-1f1b", Figure::kBubbleRatio, "(p-1)/(mv+p-1)", "uniform costs, free links, p | m",
+               "Narayanan et al., SC'21 2.2.2", interleaved_balanced, interleaved_bubble_ratio},
+    ClosedForm{"interleaved-1f1b", Figure::kBubbleOverhead, "(p-1)/(mv): 1/v of 1F1B's",
+               "uniform costs, free links, p | m", "Narayanan et al., SC'21 2.2.2", interleaved_balanced,
+               interleaved_bubble_overhead},
+    ClosedForm{"interleaved-1f1b", Figure::kPeakStashed, "min((v-1)r + 2(p-1-d) + 1, mv), r = p when p | m", kOrderOnly,
+               "Megatron-LM warmup count; torch ScheduleInterleaved1F1B", always, interleaved_peak},
+    ClosedForm{"interleaved-1f1b", Figure::kMessages, "2m(pv-1): about v times 1F1B's", kOrderOnly,
+               "one per stage boundary", always, loop_messages},
+    ClosedForm{"looped-bfs", Figure::kMakespan, "(max(m,p)v + min(m,p) - 1)(F+B)", "uniform costs, free links",
+               "derived (tests/interleaved_test.cpp); Lamy-Poirier, arXiv 2211.05953", looped_bfs_free,
+               looped_bfs_makespan},
+    ClosedForm{"looped-bfs", Figure::kPeakStashed, "mv on every device", kOrderOnly, "Lamy-Poirier, arXiv 2211.05953",
+               always, all_chunks_peak},
+    ClosedForm{"looped-bfs", Figure::kMessages, "2m(pv-1)", kOrderOnly, "one per stage boundary", always,
+               loop_messages},
+    ClosedForm{"zb-h1", Figure::kDeviceBubble, "(p-1-d)(T_F+T_B-T_W); device 0: the paper's (p-1)(T_F+T_B-T_W)",
+               "free links, T_W <= T_F, m >= p", "Qi et al., ICLR 2024 2.1", h1_regime, h1_device_bubble},
+    ClosedForm{"zb-h1", Figure::kMakespan, "m(F+B) + (p-1) max(T_F, T_F+T_B-T_W)", "free links, T_W <= T_F, m >= p",
+               "simulated (tests/zero_bubble_test.cpp)", h1_regime, h1_makespan},
+    ClosedForm{"zb-h1", Figure::kPeakStashed, "(p-d) M_B + d M_W: 1F1B's peak", kOrderOnly, "Qi et al., ICLR 2024 2.3",
+               always, h1_peak},
+    ClosedForm{"zb-h1", Figure::kMessages, "2m(p-1)", kOrderOnly, "one per stage boundary", always,
+               single_chunk_messages},
+    ClosedForm{"zb-h2", Figure::kDeviceBubble, "(p-1-d)(T_F+T_B-2T_W); device 0: the paper's (p-1)(T_F+T_B-2T_W)",
+               "free links, T_W <= T_F, T_W <= T_B, m >= 2p-1", "Qi et al., ICLR 2024 2.2", h2_regime,
+               h2_device_bubble},
+    ClosedForm{"zb-h2", Figure::kMakespan, "m(F+B) + (p-1) max(T_F, T_F+T_B-2T_W)",
+               "free links, T_W <= T_F, T_W <= T_B, m >= 2p-1", "simulated (tests/zero_bubble_test.cpp)", h2_regime,
+               h2_makespan},
+    ClosedForm{"zb-h2", Figure::kPeakStashed, "(2p-2d-1) M_B + 2d M_W", kOrderOnly, "Qi et al., ICLR 2024 2.3", always,
+               h2_peak},
+    ClosedForm{"zb-h2", Figure::kMessages, "2m(p-1)", kOrderOnly, "one per stage boundary", always,
+               single_chunk_messages},
+    ClosedForm{"zbv", Figure::kMakespan, "(6m+p-1)F, zero bubble at F = I = W", "F = I = W, free links, m >= 2p-1",
+               "Qi et al., ZB-V; torch ScheduleZBVZeroBubble", zbv_balanced, zbv_makespan},
+    ClosedForm{"zbv", Figure::kBubbleRatio, "(p-1)/(6m+p-1): fill only", "F = I = W, free links, m >= 2p-1",
+               "Qi et al., ZB-V; torch ScheduleZBVZeroBubble", zbv_balanced, zbv_bubble_ratio},
+    ClosedForm{"zbv", Figure::kPeakStashed, "min(m, 2p-1-d) + min(m, d+1) stage stashes; 2p = p M_B once m >= 2p-1",
+               kOrderOnly, "Qi et al., ZB-V: 1F1B's peak activation memory", always, zbv_peak},
+    ClosedForm{"zbv", Figure::kMessages, "2m(2p-2): the V's turn stays on one device", kOrderOnly,
+               "one per stage boundary that crosses devices", always, v_messages},
+};
+
+}  // namespace
+
+std::string_view figure_name(Figure figure) {
+  switch (figure) {
+    case Figure::kMakespan:
+      return "makespan";
+    case Figure::kBubbleRatio:
+      return "bubble_ratio";
+    case Figure::kBubbleOverhead:
+      return "bubble_overhead";
+    case Figure::kMessages:
+      return "messages";
+    case Figure::kPeakStashed:
+      return "peak_stashed";
+    case Figure::kDeviceBubble:
+      return "device_bubble";
+  }
+  return "?";
+}
+
+std::span<const ClosedForm> closed_forms() { return kForms; }
+
+}  // namespace ppsim

@@ -1,0 +1,181 @@
+#include "tools/ppsim/formulas.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "models/uniform_cost_model.hpp"
+#include "schedules/registry.hpp"
+#include "sim/engine.hpp"
+#include "sim/report/format.hpp"
+#include "tools/ppsim/errors.hpp"
+#include "tools/ppsim/study.hpp"
+
+namespace ppsim {
+namespace {
+
+bool agrees(double predicted, double simulated) {
+  return std::fabs(predicted - simulated) <= kFormulaTolerance * std::max(1.0, std::fabs(predicted));
+}
+
+UniformCostModel cost_model_for(const FormulaInput& in) {
+  UniformCosts costs;
+  costs.forward = Duration{in.forward};
+  costs.backward = Duration{in.backward};
+  costs.weight = Duration{in.weight};
+  costs.weight_stash_fraction = in.weight_stash_fraction;
+  costs.latency = Duration{in.latency};
+  if (in.transfer > 0) {
+    costs.message_bytes = ByteCount{1};
+    costs.bandwidth = Bandwidth{1 / in.transfer};
+  }
+  return UniformCostModel(costs);
+}
+
+// The scenario as a closed form's input, or nothing when it is outside every closed form
+// (per-stage lists are not uniform costs).
+std::optional<FormulaInput> formula_input(const Scenario& scenario) {
+  const auto weights = resolved_weight(scenario);
+  if (scenario.forward.size() != 1 || scenario.backward.size() != 1 || weights.size() != 1 ||
+      scenario.message_bytes.size() != 1) {
+    return std::nullopt;
+  }
+  FormulaInput in;
+  in.params = scenario.params;
+  in.forward = scenario.forward[0].value;
+  in.backward = scenario.backward[0].value;
+  in.weight = weights[0].value;
+  in.weight_stash_fraction = scenario.weight_stash_fraction;
+  in.latency = scenario.latency.value;
+  const auto bytes = static_cast<double>(scenario.message_bytes[0].value);
+  in.transfer = bytes == 0 ? 0.0 : bytes / scenario.bandwidth.value;
+  return in;
+}
+
+std::string show(double value) { return format_figure(value); }
+
+}  // namespace
+
+double simulated_figure(const Result& result, Figure figure, int device) {
+  switch (figure) {
+    case Figure::kMakespan:
+      return result.makespan;
+    case Figure::kBubbleRatio:
+      return result.bubble_ratio;
+    case Figure::kBubbleOverhead:
+      return result.bubble_overhead;
+    case Figure::kMessages:
+      return static_cast<double>(result.messages);
+    case Figure::kPeakStashed:
+      return result.per_device[static_cast<std::size_t>(device)].peak_stashed;
+    case Figure::kDeviceBubble: {
+      const DeviceFigures& figures = result.per_device[static_cast<std::size_t>(device)];
+      return figures.end - figures.start - figures.busy;
+    }
+  }
+  return 0;
+}
+
+void write_formulas(const Scenario& scenario, std::ostream& out) {
+  const auto reports = simulate_all(scenario, false);
+  std::ostringstream text;
+  TextTable table({Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kLeft});
+  table.add_row({"schedule", "figure", "closed form", "predicted", "simulated", "regime"});
+  for (const Report& report : reports) {
+    const ScheduleInfo* info = find_schedule(report.schedule);
+    if (info == nullptr || info->build == nullptr) continue;  // a custom schedule has no closed form
+    const auto input = formula_input(scenario_for_schedule(scenario, *info));
+    for (const ClosedForm& form : closed_forms()) {
+      if (form.schedule != report.schedule) continue;
+      const bool holds = input && form.holds(*input);
+      const int devices = form.per_device() ? report.result.p : 1;
+      for (int d = 0; d < devices; ++d) {
+        const double simulated = simulated_figure(report.result, form.figure, d);
+        std::string figure(figure_name(form.figure));
+        if (form.per_device()) figure += " d" + std::to_string(d);
+        std::string predicted = "-";
+        std::string regime = "outside: " + std::string(form.regime);
+        if (!input) regime = "outside: per-stage costs";
+        if (holds) {
+          const double value = form.value(*input, d);
+          predicted = show(value);
+          regime = agrees(value, simulated) ? "agrees" : "DIFFERS";
+        }
+        table.add_row({report.schedule + " (v=" + std::to_string(report.params.v) + ")", figure,
+                       std::string(form.expression), predicted, show(simulated), regime});
+      }
+    }
+  }
+  text << "closed forms at p=" << scenario.params.p << " m=" << scenario.params.m
+       << " (costs per stage at v = 1 are split over a schedule's chunks unless -v is given)\n";
+  text << table.render();
+  out << text.str();
+}
+
+bool check_formulas(std::ostream& out) {
+  // Cost ratios (F, B, W): the usual B = 2F, equal F and B, a slow backward, and uneven decimals.
+  const std::vector<std::tuple<double, double, double>> costs = {{1, 2, 1}, {1, 1, 0.5}, {1, 3, 1}, {0.7, 1.3, 0.4}};
+  const std::vector<double> latencies = {0, 0.3};
+  Engine engine;
+  std::size_t checks = 0;
+  std::size_t deviations = 0;
+  std::map<std::string_view, std::size_t> checks_per_schedule;
+  std::ostringstream report;
+
+  for (const ScheduleInfo& info : schedule_registry()) {
+    for (int p = 1; p <= 8; ++p) {
+      for (int v = 1; v <= 3; ++v) {
+        for (int m = 1; m <= 4 * p; ++m) {
+          const ScheduleParams params{p, m, v};
+          if (info.check(params)) continue;
+          const Program program = info.build(params);
+          for (const auto& [forward, backward, weight] : costs) {
+            for (const double latency : latencies) {
+              FormulaInput in;
+              in.params = params;
+              in.forward = forward;
+              in.backward = backward;
+              in.weight = weight;
+              in.latency = latency;
+              std::optional<Result> result;
+              for (const ClosedForm& form : closed_forms()) {
+                if (form.schedule != info.name || !form.holds(in)) continue;
+                if (!result) {
+                  SimulationOutcome outcome = engine.run(program, cost_model_for(in));
+                  if (!outcome.result) throw ScheduleError(std::string(info.name) + " did not finish", "");
+                  result = std::move(outcome.result);
+                }
+                const int devices = form.per_device() ? p : 1;
+                for (int d = 0; d < devices; ++d) {
+                  const double predicted = form.value(in, d);
+                  const double simulated = simulated_figure(*result, form.figure, d);
+                  ++checks;
+                  ++checks_per_schedule[info.name];
+                  if (agrees(predicted, simulated)) continue;
+                  ++deviations;
+                  report << "DEVIATION " << info.name << " " << figure_name(form.figure)
+                         << (form.per_device() ? " d" + std::to_string(d) : "") << " = " << form.expression
+                         << " at p=" << p << " m=" << m << " v=" << v << " F=" << forward << " B=" << backward
+                         << " W=" << weight << " L=" << latency << ": closed form " << show(predicted) << ", simulated "
+                         << show(simulated) << "\n";
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  out << report.str();
+  for (const auto& [name, count] : checks_per_schedule) out << name << ": " << count << " checks\n";
+  out << "formulas --check: " << closed_forms().size() << " closed forms, " << checks << " checks, " << deviations
+      << " beyond " << kFormulaTolerance << " relative\n";
+  return deviations == 0;
+}
+
+}  // namespace ppsim

@@ -1,0 +1,25 @@
+#pragma once
+// `ppsim formulas`: each schedule's closed forms beside the simulated figures, and `--check`,
+// which compares them over a grid inside each formula's regime.
+
+#include <iosfwd>
+
+#include "schedules/closed_forms.hpp"
+#include "sim/result.hpp"
+#include "tools/ppsim/scenario.hpp"
+
+namespace ppsim {
+
+// Relative tolerance of --check (absolute below 1).
+inline constexpr double kFormulaTolerance = 1e-9;
+
+// The simulated counterpart of a closed form's figure.
+double simulated_figure(const Result& result, Figure figure, int device);
+
+// Prints the closed forms of the scenario's schedules beside one simulation of each.
+void write_formulas(const Scenario& scenario, std::ostream& out);
+
+// Runs the grid; prints a summary (and every deviation) and returns whether all agreed.
+bool check_formulas(std::ostream& out);
+
+}  // namespace ppsim

@@ -1,0 +1,108 @@
+#include "tools/ppsim/schedule_loader.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "schedules/registry.hpp"
+#include "schedules/schedule_file.hpp"
+#include "schedules/validate.hpp"
+#include "tools/ppsim/errors.hpp"
+#include "tools/ppsim/study.hpp"
+
+namespace ppsim {
+namespace {
+
+ScheduleFileParse parse_json_schedule(const std::string& path, const std::string& text) {
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& error) {
+    std::string what = error.what();
+    if (const auto bracket = what.find("] "); what.starts_with("[json.exception") && bracket != std::string::npos) {
+      what = what.substr(bracket + 2);
+    }
+    throw InputError(path + ": malformed JSON: " + what);
+  }
+  DeclaredShape declared;
+  const nlohmann::json* rows = &document;
+  std::string rows_path = "$";
+  if (document.is_object()) {
+    for (const auto& [key, value] : document.items()) {
+      if (key != "actions" && key != "stage_device" && key != "microbatches") {
+        throw InputError(path + ": $." + key +
+                         ": unknown key (a schedule has \"actions\", \"stage_device\" and "
+                         "\"microbatches\")");
+      }
+    }
+    if (!document.contains("actions")) throw InputError(path + ": $.actions: missing (one list of actions per device)");
+    rows = &document["actions"];
+    rows_path = "$.actions";
+    try {
+      if (document.contains("stage_device")) declared.stage_device = document["stage_device"].get<std::vector<int>>();
+      if (document.contains("microbatches")) declared.num_microbatches = document["microbatches"].get<int>();
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(path + ": $.stage_device and $.microbatches must be a list of device numbers and a number");
+    }
+  }
+  if (!rows->is_array()) throw InputError(path + ": " + rows_path + ": must be a list of rows, one per device");
+  ScheduleCells cells;
+  for (std::size_t d = 0; d < rows->size(); ++d) {
+    const auto& row = (*rows)[d];
+    const std::string row_path = rows_path + "[" + std::to_string(d) + "]";
+    if (!row.is_array()) throw InputError(path + ": " + row_path + ": must be a list of action strings");
+    auto& out = cells.emplace_back();
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (row[i].is_null()) {
+        out.emplace_back();
+      } else if (row[i].is_string()) {
+        out.push_back(row[i].get<std::string>());
+      } else {
+        throw InputError(path + ": " + row_path + "[" + std::to_string(i) +
+                         "]: must be an action string like \"0F1\", got " + row[i].dump());
+      }
+    }
+  }
+  return program_from_cells(cells, declared);
+}
+
+}  // namespace
+
+Program load_schedule_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(path + ": cannot read the schedule file");
+  std::ostringstream text;
+  text << file.rdbuf();
+  const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+  ScheduleFileParse parse = json ? parse_json_schedule(path, text.str()) : parse_schedule_csv(text.str());
+  if (!parse.ok()) {
+    std::string grid;
+    if (parse.problem->where && parse.program.num_devices > 0) {
+      grid = format_step_grid(parse.program, std::span<const GridMark>(&*parse.problem->where, 1));
+    }
+    throw ScheduleError(path + ": " + parse.problem->message, grid);
+  }
+  return std::move(parse.program);
+}
+
+std::string export_schedule(const Scenario& scenario) {
+  if (scenario.schedules.size() != 1) {
+    throw InputError(scenario.source_of("schedule") + ": export writes one schedule; give one name");
+  }
+  check_scenario(scenario);
+  const ScheduleInfo& info = *find_schedule(scenario.schedules[0]);
+  Program program;
+  if (info.name == "custom") {
+    program = load_schedule_file(scenario.schedule_file);
+  } else {
+    const Scenario adjusted = scenario_for_schedule(scenario, info);
+    if (auto why = info.check(adjusted.params)) {
+      throw InputError(scenario.source_of("v") + ": " + std::string(info.name) + " " + *why);
+    }
+    check_size(adjusted);
+    program = info.build(adjusted.params);
+  }
+  return scenario.format == OutputFormat::kJson ? write_schedule_json(program) : write_schedule_csv(program);
+}
+
+}  // namespace ppsim
