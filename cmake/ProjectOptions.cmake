@@ -16,4 +16,7 @@ add_library(ppsim_warnings INTERFACE)
 target_compile_options(ppsim_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
                                                 -Wno-sign-conversion
                                                 # GCC 12 false positive on std::string concatenation (GCC PR 105651)
-                                                -Wno-restrict)
+                                                -Wno-restrict
+                                                # aggregates such as Action{stage, op, mb} and designated
+                                                # initializers leave trailing members at their defaults
+                                                -Wno-missing-field-initializers)

@@ -32,6 +32,12 @@ class CostModel {
   // Parameters, gradients and optimizer state resident on a device for the whole step.
   virtual std::int64_t static_bytes(int device) const = 0;
   virtual LinkParams link(int src_device, int dst_device) const = 0;
+
+  // Time of an overlapped forward-and-backward op (OVERLAP_F_B): by default no gain, the sum of its
+  // halves; a model may set a shorter time for kernels that really overlap (DualPipe's F&B).
+  virtual double overlap_time(int forward_stage, Op backward_op, int backward_stage) const {
+    return compute_time(Op::kForward, forward_stage) + compute_time(backward_op, backward_stage);
+  }
 };
 
 }  // namespace ppsim

@@ -38,4 +38,9 @@ LinkParams UniformCostModel::link(int /*src_device*/, int /*dst_device*/) const 
   return LinkParams{costs_.latency.value, costs_.bandwidth.value};
 }
 
+double UniformCostModel::overlap_time(int forward_stage, Op backward_op, int backward_stage) const {
+  if (costs_.overlap) return costs_.overlap->value;
+  return CostModel::overlap_time(forward_stage, backward_op, backward_stage);
+}
+
 }  // namespace ppsim

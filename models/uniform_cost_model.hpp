@@ -1,6 +1,8 @@
 #pragma once
 // Every stage costs the same and every link is alike: the model of the textbook bubble formulas.
 
+#include <optional>
+
 #include "models/cost_model.hpp"
 #include "models/units.hpp"
 
@@ -16,6 +18,7 @@ struct UniformCosts {
   ByteCount static_bytes{0};
   Duration latency{0};
   Bandwidth bandwidth{};
+  std::optional<Duration> overlap;  // time of one overlapped F&B op; unset: F + B (no gain)
 };
 
 class UniformCostModel final : public CostModel {
@@ -29,6 +32,7 @@ class UniformCostModel final : public CostModel {
   std::int64_t message_bytes(int from_stage, int to_stage) const override;
   std::int64_t static_bytes(int device) const override;
   LinkParams link(int src_device, int dst_device) const override;
+  double overlap_time(int forward_stage, Op backward_op, int backward_stage) const override;
 
  private:
   UniformCosts costs_;

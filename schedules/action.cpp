@@ -101,4 +101,42 @@ ActionParse parse_action(std::string_view text) {
   return result;
 }
 
+CellParse parse_cell(std::string_view text) {
+  constexpr std::string_view kOverlapSuffix = ")OVERLAP_F_B";
+  CellParse cell;
+  if (!text.starts_with('(')) {
+    const ActionParse single = parse_action(text);
+    cell.ok = single.ok;
+    cell.first = single.action;
+    cell.error = single.error;
+    return cell;
+  }
+  auto fail = [&](std::string why) {
+    cell.error = "'" + std::string(text) + "' is not an overlapped pair (" + why +
+                 "; expected (F action;B or I action)OVERLAP_F_B, e.g. (0F3;3B1)OVERLAP_F_B)";
+    return cell;
+  };
+  if (!text.ends_with(kOverlapSuffix)) return fail("missing )OVERLAP_F_B");
+  const std::string_view inside = text.substr(1, text.size() - 1 - kOverlapSuffix.size());
+  const auto semicolon = inside.find(';');
+  if (semicolon == std::string_view::npos) return fail("missing ';' between the two actions");
+  const ActionParse forward = parse_action(inside.substr(0, semicolon));
+  if (!forward.ok) return fail(forward.error);
+  const ActionParse backward = parse_action(inside.substr(semicolon + 1));
+  if (!backward.ok) return fail(backward.error);
+  if (forward.action.op != Op::kForward) return fail("the first action must be a forward");
+  if (!is_backward_input(backward.action.op)) return fail("the second action must be a B or an I");
+  cell.ok = true;
+  cell.pair = true;
+  cell.first = forward.action;
+  cell.first.fused_with_next = true;
+  cell.second = backward.action;
+  return cell;
+}
+
+std::string cell_text(const Action& action, const Action* next) {
+  if (!action.fused_with_next || next == nullptr) return to_string(action);
+  return "(" + to_string(action) + ";" + to_string(*next) + ")OVERLAP_F_B";
+}
+
 }  // namespace ppsim

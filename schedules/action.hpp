@@ -20,6 +20,9 @@ struct Action {
   std::int32_t stage = 0;
   Op op = Op::kForward;
   std::int32_t microbatch = 0;
+  // This F and the next action of the device's list, a B or I of another stage, run as one
+  // overlapped op: torch.distributed.pipelining's OVERLAP_F_B, as DualPipe uses it.
+  bool fused_with_next = false;
 
   friend bool operator==(const Action&, const Action&) = default;
 };
@@ -36,5 +39,19 @@ struct ActionParse {
 // Accepts exactly what to_string prints: no signs, spaces or leading zeros, so that the
 // round trip text -> Action -> text is the identity.
 ActionParse parse_action(std::string_view text);
+
+// A schedule cell: one action, or an overlapped pair as torch prints it, "(0F3;3B1)OVERLAP_F_B".
+// `second` is meaningful only for a pair; then first.fused_with_next is set.
+struct CellParse {
+  bool ok = false;
+  bool pair = false;
+  Action first;
+  Action second;
+  std::string error;
+};
+CellParse parse_cell(std::string_view text);
+
+// The cell text of `action`, or of the pair it starts when it is fused with `next`.
+std::string cell_text(const Action& action, const Action* next = nullptr);
 
 }  // namespace ppsim

@@ -135,10 +135,14 @@ ScheduleFileParse build_program(const ScheduleCells& cells, const DeclaredShape&
       } else {
         const std::string_view text = trim(cells[r][c]);
         if (text.empty()) continue;  // an idle step: the engine derives idle time itself
-        ActionParse parsed = parse_action(text);
+        CellParse parsed = parse_cell(text);
         if (parsed.ok) {
-          list.push_back(parsed.action);
+          list.push_back(parsed.first);
           columns[r].push_back(c);
+          if (parsed.pair) {  // an overlapped F&B cell holds two actions
+            list.push_back(parsed.second);
+            columns[r].push_back(c);
+          }
           continue;
         }
         why = std::move(parsed.error);
@@ -250,13 +254,26 @@ ScheduleFileParse parse_schedule_csv(std::string_view text) {
   return build_program(split.cells, DeclaredShape{}, split.issue);
 }
 
+namespace {
+
+// A device's list as cells: an overlapped pair is one cell, "(0F3;3B1)OVERLAP_F_B", as torch prints it.
+std::vector<std::string> cells_of(const std::vector<Action>& list) {
+  std::vector<std::string> cells;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const bool pair = list[i].fused_with_next && i + 1 < list.size();
+    cells.push_back(cell_text(list[i], pair ? &list[i + 1] : nullptr));
+    if (pair) ++i;
+  }
+  return cells;
+}
+
+}  // namespace
+
 std::string write_schedule_csv(const Program& program) {
   std::string text;
   for (const auto& list : program.actions) {
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (i > 0) text += ',';
-      text += to_string(list[i]);
-    }
+    const auto cells = cells_of(list);
+    for (std::size_t i = 0; i < cells.size(); ++i) text += (i == 0 ? "" : ",") + cells[i];
     text += "\r\n";  // csv.writer's line terminator, so the text is byte for byte what _dump_csv writes
   }
   return text;
@@ -271,8 +288,8 @@ std::string write_schedule_json(const Program& program) {
   text += "],\n  \"microbatches\": " + std::to_string(program.num_microbatches) + ",\n  \"actions\": [";
   for (std::size_t d = 0; d < program.actions.size(); ++d) {
     text += d == 0 ? "\n    [" : ",\n    [";
-    const auto& list = program.actions[d];
-    for (std::size_t i = 0; i < list.size(); ++i) text += (i == 0 ? "\"" : ", \"") + to_string(list[i]) + "\"";
+    const auto cells = cells_of(program.actions[d]);
+    for (std::size_t i = 0; i < cells.size(); ++i) text += (i == 0 ? "\"" : ", \"") + cells[i] + "\"";
     text += "]";
   }
   text += program.actions.empty() ? "]\n}\n" : "\n  ]\n}\n";

@@ -96,6 +96,13 @@ std::optional<ScheduleProblem> validate_program(const Program& program) {
       }
       std::uint8_t& flags = seen[static_cast<std::size_t>(a.stage) * static_cast<std::size_t>(m) +
                                  static_cast<std::size_t>(a.microbatch)];
+      if (a.fused_with_next &&
+          (a.op != Op::kForward || step + 1 >= list.size() || !is_backward_input(list[step + 1].op))) {
+        return at(d, step,
+                  to_string(a) +
+                      " is overlapped with the next action, which must be a B or an I (OVERLAP_F_B "
+                      "pairs a forward with a backward)");
+      }
       const auto op = static_cast<std::size_t>(a.op);
       if ((flags & kConflicts[op]) != 0 || (flags & kRequires[op]) != kRequires[op]) {
         return at(d, step, order_problem(a, flags));
@@ -138,6 +145,7 @@ std::string format_step_grid(const Program& program, std::span<const GridMark> m
   auto cell = [&](int d, std::size_t step) -> std::string {
     const auto& list = program.actions[static_cast<std::size_t>(d)];
     std::string text = step < list.size() ? to_string(list[step]) : (step == list.size() ? "(end)" : "");
+    if (step < list.size() && list[step].fused_with_next) text += "+";  // overlapped with the next row's action
     return is_marked(d, step) ? "[" + text + "]" : text;
   };
 

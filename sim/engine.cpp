@@ -79,6 +79,7 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
     throw std::invalid_argument("Engine::run: the program's shape is invalid; run validate_program first");
   }
   program_ = &program;
+  costs_ = &costs;
   options_ = options;
   m_ = program.num_microbatches;
   const int stages = program.num_stages();
@@ -141,7 +142,10 @@ void Engine::prepare_device(int device, const CostModel& costs) {
       first_backward = i;
       busy_before_first_backward = busy;
     }
-    busy += stages_[index(action.stage)].time[op_index(action.op)];
+    if (i > 0 && list[i - 1].fused_with_next) continue;  // counted with the forward it overlaps
+    busy += action.fused_with_next && i + 1 < list.size()
+                ? costs.overlap_time(action.stage, list[i + 1].op, list[i + 1].stage)
+                : stages_[index(action.stage)].time[op_index(action.op)];
     if (action.op == Op::kForward) {
       cooldown_first = i + 1;
       busy_through_last_forward = busy;
@@ -186,54 +190,67 @@ void Engine::prepare_device(int device, const CostModel& costs) {
   figures.static_bytes = costs.static_bytes(device);
 }
 
-void Engine::note_marks(int device, double start, double end) {
+void Engine::note_marks(int device, std::size_t position, double start, double end) {
   DeviceState& state = devices_[index(device)];
   DeviceFigures& figures = figures_[index(device)];
-  if (state.pc == 0) figures.start = start;
-  if (state.pc + 1 == state.size) figures.end = end;
+  if (position == 0) figures.start = start;
+  if (position + 1 == state.size) figures.end = end;
   for (std::size_t k = 0; k < 3; ++k) {
-    if (state.phase_first[k] == state.pc) figures.phases[k].start = start;
-    if (state.phase_last[k] == state.pc) figures.phases[k].end = end;
+    if (state.phase_first[k] == position) figures.phases[k].start = start;
+    if (state.phase_last[k] == position) figures.phases[k].end = end;
   }
   state.next_mark_pc = state.marks[++state.next_mark];
+}
+
+double Engine::ready_time(const Action& action) const {
+  const std::size_t k = slot(action);
+  // Dependencies on the same device (F before B/I, I before W) ended before free_at, so a flag is
+  // enough for them; only arrivals from other stages carry a time.
+  switch (action.op) {
+    case Op::kForward:
+      return forward_input_[k];
+    case Op::kBackward:
+    case Op::kBackwardInput:
+      return (done_[k] & kForwardDone) ? backward_input_[k] : kUnknown;
+    case Op::kBackwardWeight:
+      return (done_[k] & kInputGradDone) ? 0.0 : kUnknown;
+  }
+  return kUnknown;
 }
 
 void Engine::start_if_ready(int device) {
   DeviceState& state = devices_[index(device)];
   const Action& action = state.actions[state.pc];
-  const std::size_t k = slot(action);
-  // Dependencies on the same device (F before B/I, I before W) ended before free_at, so a flag is
-  // enough for them; only arrivals from other stages carry a time.
-  double ready = 0;
-  switch (action.op) {
-    case Op::kForward:
-      ready = forward_input_[k];
-      break;
-    case Op::kBackward:
-    case Op::kBackwardInput:
-      ready = (done_[k] & kForwardDone) ? backward_input_[k] : kUnknown;
-      break;
-    case Op::kBackwardWeight:
-      ready = (done_[k] & kInputGradDone) ? 0.0 : kUnknown;
-      break;
-  }
+  double ready = ready_time(action);
   if (ready == kUnknown) return;  // the op that delivers it wakes this device
 
   const StageInfo& stage = stages_[index(action.stage)];
+  double cost = stage.time[op_index(action.op)];
+  std::size_t last = state.pc;
+  const Action* partner = nullptr;
+  if (action.fused_with_next) [[unlikely]] {
+    // An overlapped pair starts when both halves could, and runs as one op.
+    partner = &state.actions[state.pc + 1];
+    const double partner_ready = ready_time(*partner);
+    if (partner_ready == kUnknown) return;
+    ready = std::max(ready, partner_ready);
+    cost = costs_->overlap_time(action.stage, partner->op, partner->stage);
+    last = state.pc + 1;
+  }
   const double start = std::max(state.free_at, ready);
-  const double end = start + stage.time[op_index(action.op)];
-  if (state.pc == state.next_mark_pc) note_marks(device, start, end);
+  const double end = start + cost;
+  while (state.next_mark_pc <= last) note_marks(device, state.next_mark_pc, start, end);
   if (action.op == Op::kForward) {
     memory_[index(device)].on_forward(stage.activation_bytes);
     if (options_.record_timeline) record_memory(device, start);
   }
-  if (options_.record_timeline) record_span(device, action, start, end);
+  if (options_.record_timeline) record_span(device, action, partner, start, end);
   state.running = true;
   events_.push(end, static_cast<std::uint32_t>(device));
 }
 
-void Engine::record_span(int device, const Action& action, double start, double end) {
-  timeline_.spans.push_back({device, action, start, end});
+void Engine::record_span(int device, const Action& action, const Action* partner, double start, double end) {
+  timeline_.spans.push_back({device, action, start, end, partner != nullptr ? *partner : Action{}});
 }
 
 void Engine::record_memory(int device, double time) {
@@ -246,9 +263,7 @@ void Engine::record_message(const Link& link, const Action& from, double enqueue
   timeline_.messages.push_back({link.src, link.dst, from, enqueued, start, end, arrival, bytes});
 }
 
-inline void Engine::finish_op(double time, int device) {
-  DeviceState& state = devices_[index(device)];
-  const Action action = state.actions[state.pc];
+int Engine::complete(const Action& action, double time, int device, double& released) {
   const StageInfo& stage = stages_[index(action.stage)];
   const std::size_t k = slot(action);
   MemoryTracker& memory = memory_[index(device)];
@@ -292,23 +307,34 @@ inline void Engine::finish_op(double time, int device) {
   }
   if (options_.record_timeline && action.op != Op::kForward) record_memory(device, time);
 
-  double released = time;  // when the stream is free again in blocking mode
   double arrival = time;
   if (link >= 0) {
     Link& target = links_[index(link)];
     const Link::Departure departure = target.send(time, bytes, send_time);
-    released = departure.end;
+    released = std::max(released, departure.end);
     arrival = departure.end + target.latency;
     if (options_.record_timeline) record_message(target, action, time, departure.start, departure.end, arrival, bytes);
   }
+  if (consumer_slot != nullptr) *consumer_slot = arrival;
+  return consumer;
+}
 
-  ++state.pc;
+inline void Engine::finish_op(double time, int device) {
+  DeviceState& state = devices_[index(device)];
+  const Action& action = state.actions[state.pc];
+  double released = time;  // when the stream is free again in blocking mode
+  const int consumer = complete(action, time, device, released);
+  int partner_consumer = -1;
+  std::size_t advance = 1;
+  if (action.fused_with_next) [[unlikely]] {
+    partner_consumer = complete(state.actions[state.pc + 1], time, device, released);
+    advance = 2;
+  }
+  state.pc += advance;
   state.running = false;
   state.free_at = options_.comm == CommMode::kBlocking ? released : time;
-  if (consumer_slot != nullptr) {
-    *consumer_slot = arrival;
-    if (consumer != device) try_start(consumer);
-  }
+  if (consumer >= 0 && consumer != device) try_start(consumer);
+  if (partner_consumer >= 0 && partner_consumer != device) try_start(partner_consumer);
   try_start(device);
 }
 
@@ -388,12 +414,15 @@ Deadlock Engine::describe_deadlock() const {
     const DeviceState& state = devices_[index(d)];
     const auto& list = program.actions[index(d)];
     if (state.pc >= list.size()) continue;
-    const Action& next = list[state.pc];
+    std::size_t step = state.pc;
+    // Of an overlapped pair, name the half that is still waiting.
+    if (list[step].fused_with_next && step + 1 < list.size() && ready_time(list[step]) != kUnknown) ++step;
+    const Action& next = list[step];
     std::string waits;
     switch (next.op) {
       case Op::kForward: {
         const Action producer{next.stage - 1, Op::kForward, next.microbatch};
-        waits = to_string(producer) + from(producer, d);
+        waits = next.stage == 0 ? std::string("nothing (a bug)") : to_string(producer) + from(producer, d);
         break;
       }
       case Op::kBackward:
@@ -410,7 +439,7 @@ Deadlock Engine::describe_deadlock() const {
         waits = "its input-gradient backward " + to_string({next.stage, Op::kBackwardInput, next.microbatch});
         break;
     }
-    deadlock.devices.push_back({d, state.pc, next, std::move(waits)});
+    deadlock.devices.push_back({d, step, next, std::move(waits)});
   }
   return deadlock;
 }

@@ -73,9 +73,14 @@ class Engine {
     if (!state.running && state.pc < state.size) start_if_ready(device);
   }
   void start_if_ready(int device);
-  void note_marks(int device, double start, double end);
+  void note_marks(int device, std::size_t position, double start, double end);
+  // When the inputs of `action` have arrived (+inf while one has not).
+  double ready_time(const Action& action) const;
+  // Applies one finished action: memory, done flags and its output message. Returns the device to
+  // wake for that output (-1 for none) and raises `released` to when its message has left the link.
+  int complete(const Action& action, double time, int device, double& released);
   // Timeline recording stays out of line so the event loop's functions stay small without it.
-  [[gnu::noinline]] void record_span(int device, const Action& action, double start, double end);
+  [[gnu::noinline]] void record_span(int device, const Action& action, const Action* partner, double start, double end);
   [[gnu::noinline]] void record_memory(int device, double time);
   [[gnu::noinline]] void record_message(const Link& link, const Action& from, double enqueued, double start, double end,
                                         double arrival, std::int64_t bytes);
@@ -95,6 +100,7 @@ class Engine {
   static constexpr std::uint8_t kInputGradDone = 2;
 
   const Program* program_ = nullptr;
+  const CostModel* costs_ = nullptr;  // for overlapped pairs, whose time depends on both halves
   EngineOptions options_;
   int m_ = 0;
   std::vector<StageInfo> stages_;

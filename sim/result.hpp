@@ -48,9 +48,10 @@ struct LinkFigures {
 // Recorded only when asked for: spans grow with the program, summaries do not.
 struct Span {
   int device = 0;
-  Action action;
+  Action action;  // when action.fused_with_next, the span is an overlapped op of action and partner
   double start = 0;
   double end = 0;
+  Action partner{};
 };
 
 struct MessageSpan {

@@ -35,6 +35,13 @@ std::string cell_label(const Action& action, bool several_stages_per_device) {
   return op_letter(action.op) + std::to_string(action.microbatch);
 }
 
+// An overlapped F&B op shows both halves, "0F3+3B1".
+std::string span_label(const Span& span, bool several_stages_per_device) {
+  std::string label = cell_label(span.action, several_stages_per_device);
+  if (span.action.fused_with_next) label += "+" + cell_label(span.partner, several_stages_per_device);
+  return label;
+}
+
 // Column edges where a device's phases meet: before its first backward, after its last forward.
 // The actions come from the program when it lists this device, else from the spans' own order.
 std::set<std::size_t> phase_edges(const std::vector<Span>& spans, const std::vector<Action>* actions,
@@ -112,7 +119,11 @@ std::size_t timeline_columns_for_width(const Report& report, std::size_t charact
   const bool several_stages = program.num_stages() > program.num_devices;
   std::size_t label = 1;
   for (const auto& list : program.actions) {
-    for (const Action& action : list) label = std::max(label, cell_label(action, several_stages).size());
+    for (const Action& action : list) {
+      // A pair's label is both halves' with a "+"; counting the forward's twice and one more bounds it.
+      const std::size_t width = cell_label(action, several_stages).size();
+      label = std::max(label, action.fused_with_next ? 2 * width + 2 : width);
+    }
   }
   const std::size_t frame = 3 + std::to_string(std::max(program.num_devices - 1, 0)).size();  // "d12 |"
   const std::size_t room = characters > frame ? characters - frame : 0;
@@ -148,7 +159,7 @@ std::string render_ascii_timeline(const Report& report, std::size_t max_columns)
       while (next < rows[d].size() && rows[d][next].end <= midpoint) ++next;
       std::string label = ".";
       if (next < rows[d].size() && rows[d][next].start <= midpoint) {
-        label = cell_label(rows[d][next].action, several_stages);
+        label = span_label(rows[d][next], several_stages);
       }
       width = std::max(width, label.size());
       cells[d].push_back(std::move(label));

@@ -52,7 +52,8 @@ Json timeline_json(const Timeline& timeline) {
   for (const Span& span : timeline.spans) {
     Json object;
     object["device"] = span.device;
-    object["action"] = to_string(span.action);
+    // An overlapped F&B op is one span, named as torch names it: "(0F3;3B1)OVERLAP_F_B".
+    object["action"] = cell_text(span.action, span.action.fused_with_next ? &span.partner : nullptr);
     object["start"] = span.start;
     object["end"] = span.end;
     spans.push_back(std::move(object));

@@ -82,9 +82,31 @@ std::int64_t input_key(int stage, bool gradient, int mb, int m) {
 
 }  // namespace
 
+namespace {
+
+// The cost the engine charges for the action at step k of a device's list: an overlapped pair's
+// time on its forward, nothing on its backward half, else the op's own time.
+double action_cost(const CostModel& costs, const std::vector<Action>& list, std::size_t k) {
+  if (list[k].fused_with_next && k + 1 < list.size()) {
+    return costs.overlap_time(list[k].stage, list[k + 1].op, list[k + 1].stage);
+  }
+  if (k > 0 && list[k - 1].fused_with_next) return 0;
+  return costs.compute_time(list[k].op, list[k].stage);
+}
+
+}  // namespace
+
 void check_invariants(const Program& program, const CostModel& costs, const Result& result, CommMode comm) {
   REQUIRE(result.timeline.has_value());
-  const Timeline& timeline = *result.timeline;
+  // An overlapped pair is one span in the timeline; the checks below see it as two spans with the
+  // same start and end, one per action.
+  Timeline expanded = *result.timeline;
+  expanded.spans.clear();
+  for (const Span& span : result.timeline->spans) {
+    expanded.spans.push_back(span);
+    if (span.action.fused_with_next) expanded.spans.push_back({span.device, span.partner, span.start, span.end});
+  }
+  const Timeline& timeline = expanded;
   const int p = program.num_devices;
   const int m = program.num_microbatches;
   const int stages = program.num_stages();
@@ -118,7 +140,12 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
     if (device_of(span.action.stage) != span.device) {
       span_problems.add(to_string(span.action), " ran on device ", span.device, ", not its stage's device");
     }
-    const double cost = costs.compute_time(span.action.op, span.action.stage);
+    double cost = costs.compute_time(span.action.op, span.action.stage);
+    if (span.action.fused_with_next) cost = costs.overlap_time(span.action.stage, span.partner.op, span.partner.stage);
+    if (i > 0 && timeline.spans[i - 1].action.fused_with_next) {
+      const Span& pair = timeline.spans[i - 1];
+      cost = costs.overlap_time(pair.action.stage, span.action.op, span.action.stage);
+    }
     if (!tol.equal(span.end - span.start, cost)) {
       span_problems.add(to_string(span.action), " lasted ", span.end - span.start, " instead of ", cost);
     }
@@ -139,7 +166,12 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
       }
       if (k > 0) {
         const Span& before = timeline.spans[static_cast<std::size_t>(spans[k - 1])];
-        if (!tol.at_least(span.start, before.end)) {
+        if (before.action.fused_with_next) {
+          if (!tol.equal(span.start, before.start) || !tol.equal(span.end, before.end)) {
+            span_problems.add("device ", d, ": ", to_string(span.action), " does not run with its overlapped ",
+                              to_string(before.action));
+          }
+        } else if (!tol.at_least(span.start, before.end)) {
           span_problems.add("device ", d, ": ", to_string(span.action), " starts at ", span.start, " before ",
                             to_string(before.action), " ends at ", before.end);
         }
@@ -248,11 +280,14 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
   for (int d = 0; d < p; ++d) {
     const auto& spans = device_spans[index(d)];
     double device_free = 0;
+    double pair_ready = 0;  // the forward half's readiness, while its backward half is checked
+    double pair_released = 0;
     for (std::size_t k = 0; k < spans.size(); ++k) {
       const Span& span = timeline.spans[static_cast<std::size_t>(spans[k])];
       const Action& a = span.action;
       const std::string name = to_string(a);
-      double ready = 0;
+      const bool second_half = k > 0 && timeline.spans[static_cast<std::size_t>(spans[k - 1])].action.fused_with_next;
+      double ready = second_half ? pair_ready : 0;
       // One input: the producer's span, the hop it crosses and the message (if any) that carried it.
       const auto needs = [&](const Span* producer, int producer_stage, bool gradient, const std::string& what) {
         if (producer == nullptr) {
@@ -294,20 +329,27 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
           needs(span_at(a.stage, Op::kBackwardInput, a.microbatch), a.stage, false, "its input-gradient backward");
           break;
       }
-      const double expected_start = std::max(device_free, ready);
-      if (!tol.equal(span.start, expected_start)) {
-        asap_problems.add(name, " started at ", span.start, "; device free at ", device_free, ", inputs at ", ready);
-      }
       // The stream is free when the op ends, or in blocking mode when its message has left the link.
-      device_free = span.end;
+      double released = span.end;
       if (comm == CommMode::kBlocking) {
         const bool sends_forward = a.op == Op::kForward && a.stage + 1 < stages;
         const bool sends_gradient = is_backward_input(a.op) && a.stage > 0;
         const MessageSpan* message = sends_forward    ? message_into(a.stage + 1, false, a.microbatch)
                                      : sends_gradient ? message_into(a.stage - 1, true, a.microbatch)
                                                       : nullptr;
-        if (message != nullptr) device_free = std::max(device_free, message->depart_end);
+        if (message != nullptr) released = std::max(released, message->depart_end);
       }
+      if (a.fused_with_next) {  // an overlapped pair starts when both halves can: check at the second
+        pair_ready = ready;
+        pair_released = released;
+        continue;
+      }
+      if (second_half) released = std::max(released, pair_released);
+      const double expected_start = std::max(device_free, ready);
+      if (!tol.equal(span.start, expected_start)) {
+        asap_problems.add(name, " started at ", span.start, "; device free at ", device_free, ", inputs at ", ready);
+      }
+      device_free = released;
     }
   }
   if (timeline.messages.size() != expected_messages) {
@@ -470,7 +512,7 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
   for (int d = 0; d < p; ++d) {
     const auto& list = program.actions[index(d)];
     double busy = 0;
-    for (const Action& a : list) busy += costs.compute_time(a.op, a.stage);
+    for (std::size_t k = 0; k < list.size(); ++k) busy += action_cost(costs, list, k);
     total_busy += busy;
     total_ops += static_cast<std::int64_t>(list.size());
     const DeviceFigures& figures = result.per_device[index(d)];
@@ -508,7 +550,7 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
       const Span& span = timeline.spans[static_cast<std::size_t>(spans[k])];
       if (phase_ops[phase]++ == 0) phase_start[phase] = span.start;
       phase_end[phase] = span.end;
-      phase_busy[phase] += costs.compute_time(list[k].op, list[k].stage);
+      phase_busy[phase] += action_cost(costs, list, k);
     }
     for (std::size_t phase = 0; phase < 3; ++phase) {
       const PhaseFigures& reported = figures.phases[phase];

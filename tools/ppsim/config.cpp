@@ -13,7 +13,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 17> kSettings = {{
+constexpr std::array<SettingInfo, 18> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -23,6 +23,8 @@ constexpr std::array<SettingInfo, 17> kSettings = {{
     {"forward", "--forward", "T[,T...]", "forward time F, one value or one per stage (default 1)"},
     {"backward", "--backward", "T[,T...]", "full backward time B = I + W (default 2)"},
     {"weight", "--weight", "T[,T...]", "weight-gradient time W, for schedules that split B (default B/2)"},
+    {"overlap", "--overlap", "T",
+     "time of one overlapped forward-and-backward op (OVERLAP_F_B, DualPipe's F&B); default F + B, no gain"},
     {"latency", "--latency", "T", "per-message link latency (default 0)"},
     {"bandwidth", "--bandwidth", "R", "link bandwidth, bytes per time unit or e.g. '400 Gb/s' (default unlimited)"},
     {"message-bytes", "--message-bytes", "B[,B...]",
@@ -238,6 +240,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.backward = list_from_text<Duration>(text, source, parse_duration);
   else if (key == "weight")
     scenario.weight = list_from_text<Duration>(text, source, parse_duration);
+  else if (key == "overlap")
+    scenario.overlap = checked(parse_duration(text), source);
   else if (key == "latency")
     scenario.latency = checked(parse_duration(text), source);
   else if (key == "bandwidth")
@@ -294,6 +298,11 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       auto& target = key == "forward" ? scenario.forward : key == "backward" ? scenario.backward : scenario.weight;
       target =
           list_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time or a list of times");
+    } else if (key == "overlap") {
+      scenario.overlap.reset();
+      if (!value.is_null()) {
+        scenario.overlap = element_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time");
+      }
     } else if (key == "latency") {
       scenario.latency = element_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time");
     } else if (key == "bandwidth") {
@@ -354,6 +363,8 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
   out["forward"] = numbers(scenario.forward);
   out["backward"] = numbers(scenario.backward);
   out["weight"] = numbers(resolved_weight(scenario));
+  // null: the default, F + B of the two halves (a config may say so too).
+  out["overlap"] = scenario.overlap ? nlohmann::ordered_json(scenario.overlap->value) : nlohmann::ordered_json(nullptr);
   out["latency"] = scenario.latency.value;
   if (std::isinf(scenario.bandwidth.value))
     out["bandwidth"] = "unlimited";

@@ -3,6 +3,7 @@
 // Lists of costs hold either one value for every stage or one value per stage (device, boundary).
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,7 @@ struct Scenario {
   std::vector<ByteCount> message_bytes{ByteCount{0}};     // per boundary between adjacent stages
   std::vector<ByteCount> static_bytes{ByteCount{0}};      // per device
   double weight_stash_fraction = 0.5;                     // share of a stash that W still needs after I
+  std::optional<Duration> overlap;                        // an overlapped F&B op's time; unset: F + B of its halves
   Duration latency{0};
   Bandwidth bandwidth{};
   CommMode comm = CommMode::kOverlap;

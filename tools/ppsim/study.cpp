@@ -96,6 +96,7 @@ Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& inf
   adjusted.backward = split_durations(scenario.backward, k);
   adjusted.weight = split_durations(resolved_weight(scenario), k);
   adjusted.activation_bytes = split_bytes(scenario.activation_bytes, k);
+  if (scenario.overlap) adjusted.overlap = Duration{scenario.overlap->value / k};
   return adjusted;
 }
 
@@ -159,7 +160,11 @@ std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages)
     costs.static_bytes = scenario.static_bytes[0];
     costs.latency = scenario.latency;
     costs.bandwidth = scenario.bandwidth;
+    costs.overlap = scenario.overlap;
     return std::make_unique<UniformCostModel>(costs);
+  }
+  if (scenario.overlap) {
+    throw InputError(scenario.source_of("overlap") + ": needs uniform costs (one forward and one backward time)");
   }
   StageTable table;
   for (std::size_t i = 0; i < s; ++i) {
