@@ -35,4 +35,8 @@ Program build_zero_bubble_h2(const ScheduleParams& params);
 std::optional<std::string> check_zero_bubble_v(const ScheduleParams& params);
 Program build_zero_bubble_v(const ScheduleParams& params);
 
+// DeepSeek's DualPipeV: two chunks per device on the V mapping, with overlapped F&B ops.
+std::optional<std::string> check_dualpipev(const ScheduleParams& params);
+Program build_dualpipev(const ScheduleParams& params);
+
 }  // namespace ppsim

@@ -121,6 +121,24 @@ double h2_peak(const FormulaInput& in, int device) {
   return (2 * p_of(in) - 2 * device - 1) + 2 * device * in.weight_stash_fraction;
 }
 
+// DualPipeV at F = I = W = t with F&B = F + B (no overlap gain) and m >= 2p: every device idles
+// 2(p-1)t, and device d idles (2p-2-d)t inside its own span; on device 0 that is DualPipe's README
+// (PP/2-1)(F&B+B-3W) with PP = 2p stages. Its stash is the README's PP+1 = 2p+1 stages: the warmup
+// stashes 2p and the first overlapped op allocates its F before its B frees.
+bool dualpipev_balanced(const FormulaInput& in) {
+  const double i = in.backward - in.weight;
+  const bool no_gain = !in.overlap || *in.overlap == in.forward + in.backward;
+  return free_links(in) && no_gain && in.forward == i && in.weight == i && in.params.v == 2 &&
+         in.params.m >= 2 * in.params.p;
+}
+bool dualpipev_sized(const FormulaInput& in) { return in.params.v == 2 && in.params.m >= 2 * in.params.p; }
+double dualpipev_makespan(const FormulaInput& in, int) { return (6 * m_of(in) + 2 * p_of(in) - 2) * in.forward; }
+double dualpipev_bubble_ratio(const FormulaInput& in, int) { return (p_of(in) - 1) / (3 * m_of(in) + p_of(in) - 1); }
+double dualpipev_device_bubble(const FormulaInput& in, int device) {
+  return (2 * p_of(in) - 2 - device) * in.forward;
+}
+double dualpipev_peak(const FormulaInput& in, int) { return 2 * p_of(in) + 1; }
+
 constexpr std::string_view kUniformFree = "uniform costs, free links (latency 0, no transfer time)";
 constexpr std::string_view kLatencyOnly = "uniform costs, per-message latency L, no transfer time";
 constexpr std::string_view kNarayanan = "Narayanan et al., SC'21 2.2.1";
@@ -187,6 +205,17 @@ constexpr std::array kForms = {
                h2_peak},
     ClosedForm{"zb-h2", Figure::kMessages, "2m(p-1)", kOrderOnly, "one per stage boundary", always,
                single_chunk_messages},
+    ClosedForm{"dualpipev", Figure::kMakespan, "(6m+2p-2)F", "F = I = W, F&B = F+B, free links, m >= 2p",
+               "derived (tests/dualpipe_v_test.cpp)", dualpipev_balanced, dualpipev_makespan},
+    ClosedForm{"dualpipev", Figure::kBubbleRatio, "(p-1)/(3m+p-1)", "F = I = W, F&B = F+B, free links, m >= 2p",
+               "derived (tests/dualpipe_v_test.cpp)", dualpipev_balanced, dualpipev_bubble_ratio},
+    ClosedForm{"dualpipev", Figure::kDeviceBubble, "(2p-2-d)F; device 0: DualPipe's (PP/2-1)(F&B+B-3W), PP = 2p",
+               "F = I = W, F&B = F+B, free links, m >= 2p", "deepseek-ai/DualPipe README", dualpipev_balanced,
+               dualpipev_device_bubble},
+    ClosedForm{"dualpipev", Figure::kPeakStashed, "2p+1 = DualPipe's PP+1 stages on every device",
+               "any costs and links, m >= 2p", "deepseek-ai/DualPipe README", dualpipev_sized, dualpipev_peak},
+    ClosedForm{"dualpipev", Figure::kMessages, "2m(2p-2)", kOrderOnly, "one per stage boundary that crosses devices",
+               always, v_messages},
     ClosedForm{"zbv", Figure::kMakespan, "(6m+p-1)F, zero bubble at F = I = W", "F = I = W, free links, m >= 2p-1",
                "Qi et al., ZB-V; torch ScheduleZBVZeroBubble", zbv_balanced, zbv_makespan},
     ClosedForm{"zbv", Figure::kBubbleRatio, "(p-1)/(6m+p-1): fill only", "F = I = W, free links, m >= 2p-1",

@@ -18,6 +18,7 @@ struct FormulaInput {
   double backward = 2;  // B = I + W per stage
   double weight = 1;    // W per stage
   double weight_stash_fraction = 0.5;
+  std::optional<double> overlap;  // an overlapped F&B op's time; unset: F + B
   double latency = 0;   // per message
   double transfer = 0;  // bytes / bandwidth of one message
 };

@@ -42,6 +42,14 @@ constexpr std::array kRegistry = {
                  "v = 1; m >= 2p-1 (device 0 runs 2p-1 forwards before its first I)",
                  "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 2.2, Fig. 3", 1, check_zero_bubble_h2,
                  build_zero_bubble_h2},
+    ScheduleInfo{"dualpipev",
+                 "DeepSeek's DualPipeV: two chunks per device on a V; in the steady state each forward overlaps the "
+                 "other chunk's full backward (OVERLAP_F_B); I/W split in warmup and drain; stashes 2p+1 stages",
+                 "v = 2 (device d holds stages d and 2p-1-d); any p >= 1; m >= 2p (odd m and p included, as "
+                 "dualpipev.py and torch accept them)",
+                 "DeepSeek-V3 Technical Report (arXiv 2412.19437); deepseek-ai/DualPipe dualpipev.py; "
+                 "torch.distributed.pipelining ScheduleDualPipeV",
+                 2, check_dualpipev, build_dualpipev},
     ScheduleInfo{"custom",
                  "any schedule given as a file (--schedule-file): torch.distributed.pipelining's _dump_csv CSV, "
                  "or JSON lists of the same action strings",

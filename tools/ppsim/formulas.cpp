@@ -25,6 +25,7 @@ bool agrees(double predicted, double simulated) {
 
 UniformCostModel cost_model_for(const FormulaInput& in) {
   UniformCosts costs;
+  if (in.overlap) costs.overlap = Duration{*in.overlap};
   costs.forward = Duration{in.forward};
   costs.backward = Duration{in.backward};
   costs.weight = Duration{in.weight};
@@ -51,6 +52,7 @@ std::optional<FormulaInput> formula_input(const Scenario& scenario) {
   in.backward = scenario.backward[0].value;
   in.weight = weights[0].value;
   in.weight_stash_fraction = scenario.weight_stash_fraction;
+  if (scenario.overlap) in.overlap = scenario.overlap->value;
   in.latency = scenario.latency.value;
   const auto bytes = static_cast<double>(scenario.message_bytes[0].value);
   in.transfer = bytes == 0 ? 0.0 : bytes / scenario.bandwidth.value;
