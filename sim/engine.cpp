@@ -121,6 +121,11 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   }
 }
 
+// Out of line: a virtual call in prepare_device's loop would slow the common case.
+[[gnu::noinline]] static double overlap_cost(const CostModel& costs, const std::vector<Action>& list, std::size_t i) {
+  return i + 1 < list.size() ? costs.overlap_time(list[i].stage, list[i + 1].op, list[i + 1].stage) : 0.0;
+}
+
 void Engine::prepare_device(int device, const CostModel& costs) {
   const auto& list = program_->actions[index(device)];
   DeviceState& state = devices_[index(device)];
@@ -142,10 +147,11 @@ void Engine::prepare_device(int device, const CostModel& costs) {
       first_backward = i;
       busy_before_first_backward = busy;
     }
-    if (i > 0 && list[i - 1].fused_with_next) continue;  // counted with the forward it overlaps
-    busy += action.fused_with_next && i + 1 < list.size()
-                ? costs.overlap_time(action.stage, list[i + 1].op, list[i + 1].stage)
-                : stages_[index(action.stage)].time[op_index(action.op)];
+    if (!action.fused_with_next && (i == 0 || !list[i - 1].fused_with_next)) [[likely]] {
+      busy += stages_[index(action.stage)].time[op_index(action.op)];
+    } else if (action.fused_with_next) {  // the pair costs its own time, charged to its forward
+      busy += overlap_cost(costs, list, i);
+    }
     if (action.op == Op::kForward) {
       cooldown_first = i + 1;
       busy_through_last_forward = busy;
@@ -263,7 +269,7 @@ void Engine::record_message(const Link& link, const Action& from, double enqueue
   timeline_.messages.push_back({link.src, link.dst, from, enqueued, start, end, arrival, bytes});
 }
 
-int Engine::complete(const Action& action, double time, int device, double& released) {
+inline int Engine::complete(const Action& action, double time, int device, double& released) {
   const StageInfo& stage = stages_[index(action.stage)];
   const std::size_t k = slot(action);
   MemoryTracker& memory = memory_[index(device)];

@@ -78,7 +78,7 @@ class Engine {
   double ready_time(const Action& action) const;
   // Applies one finished action: memory, done flags and its output message. Returns the device to
   // wake for that output (-1 for none) and raises `released` to when its message has left the link.
-  int complete(const Action& action, double time, int device, double& released);
+  [[gnu::always_inline]] inline int complete(const Action& action, double time, int device, double& released);
   // Timeline recording stays out of line so the event loop's functions stay small without it.
   [[gnu::noinline]] void record_span(int device, const Action& action, const Action* partner, double start, double end);
   [[gnu::noinline]] void record_memory(int device, double time);
