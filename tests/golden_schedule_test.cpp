@@ -72,18 +72,20 @@ int max_in_flight(const std::vector<Action>& row) {
 
 }  // namespace
 
-TEST_CASE("GPipe and 1F1B at p=4, m=8 match their golden CSV schedules action for action") {
+TEST_CASE("GPipe and 1F1B at p=4, m=8 and p=2, m=3 match their golden CSV schedules action for action") {
   const std::string name = GENERATE(as<std::string>{}, "gpipe", "1f1b");
-  const std::string path = std::string(PPSIM_GOLDEN_DIR) + "/" + name + "_p4_m8.csv";
+  const auto [p, m] = GENERATE(std::make_pair(4, 8), std::make_pair(2, 3));
+  const std::string path =
+      std::string(PPSIM_GOLDEN_DIR) + "/" + name + "_p" + std::to_string(p) + "_m" + std::to_string(m) + ".csv";
   INFO(path);
   const auto golden = read_schedule_csv(path);
-  const ppsim::Program program = ppsim::find_schedule(name)->build({4, 8, 1});
+  const ppsim::Program program = ppsim::find_schedule(name)->build({p, m, 1});
 
-  REQUIRE(golden.size() == 4);
+  REQUIRE(golden.size() == static_cast<std::size_t>(p));
   REQUIRE(program.actions.size() == golden.size());
   for (std::size_t d = 0; d < golden.size(); ++d) {
     INFO("device " << d);
-    CHECK(program.actions[d].size() == 16);
+    CHECK(program.actions[d].size() == static_cast<std::size_t>(2 * m));
     CHECK(program.actions[d] == golden[d]);
     // Stage numbers equal the device for these single-chunk schedules.
     CHECK(program.stage_device[d] == static_cast<int>(d));
