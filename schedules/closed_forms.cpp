@@ -134,9 +134,7 @@ bool dualpipev_balanced(const FormulaInput& in) {
 bool dualpipev_sized(const FormulaInput& in) { return in.params.v == 2 && in.params.m >= 2 * in.params.p; }
 double dualpipev_makespan(const FormulaInput& in, int) { return (6 * m_of(in) + 2 * p_of(in) - 2) * in.forward; }
 double dualpipev_bubble_ratio(const FormulaInput& in, int) { return (p_of(in) - 1) / (3 * m_of(in) + p_of(in) - 1); }
-double dualpipev_device_bubble(const FormulaInput& in, int device) {
-  return (2 * p_of(in) - 2 - device) * in.forward;
-}
+double dualpipev_device_bubble(const FormulaInput& in, int device) { return (2 * p_of(in) - 2 - device) * in.forward; }
 double dualpipev_peak(const FormulaInput& in, int) { return 2 * p_of(in) + 1; }
 
 constexpr std::string_view kUniformFree = "uniform costs, free links (latency 0, no transfer time)";

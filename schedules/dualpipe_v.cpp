@@ -135,17 +135,8 @@ std::optional<std::string> check_dualpipev(const ScheduleParams& params) {
 }
 
 Program build_dualpipev(const ScheduleParams& params) {
-  Program program;
-  program.num_devices = params.p;
-  program.num_microbatches = params.m;
-  program.stage_device = v_stage_mapping(params.p);
-  program.actions.resize(static_cast<std::size_t>(params.p));
-  for (int d = 0; d < params.p; ++d) {
-    auto& list = program.actions[static_cast<std::size_t>(d)];
-    list.reserve(6 * static_cast<std::size_t>(params.m));
-    build_device(params.p, d, params.m, list);
-  }
-  return program;
+  return make_program(params.p, params.m, v_stage_mapping(params.p), 6 * static_cast<std::size_t>(params.m),
+                      [&](int d, std::vector<Action>& list) { build_device(params.p, d, params.m, list); });
 }
 
 }  // namespace ppsim

@@ -56,14 +56,7 @@ Program build_interleaved_one_f_one_b(const ScheduleParams& params) {
   const int total = params.m * v;  // virtual micro-batches per device
   const int group = params.m / rounds_of(params);
 
-  Program program;
-  program.num_devices = p;
-  program.num_microbatches = params.m;
-  program.stage_device = loop_stage_mapping(p, v);
-  program.actions.resize(static_cast<std::size_t>(p));
-  for (int d = 0; d < p; ++d) {
-    auto& list = program.actions[static_cast<std::size_t>(d)];
-    list.reserve(2 * static_cast<std::size_t>(total));
+  const auto fill_device = [&](int d, std::vector<Action>& list) {
     const auto forward = [&](int k) {
       const VirtualMicrobatch entry = table_entry(k, group, v);
       list.push_back({entry.chunk * p + d, Op::kForward, entry.microbatch});
@@ -80,8 +73,8 @@ Program build_interleaved_one_f_one_b(const ScheduleParams& params) {
       backward(k);
     }
     for (int k = total - warmup; k < total; ++k) backward(k);
-  }
-  return program;
+  };
+  return make_program(p, params.m, loop_stage_mapping(p, v), 2 * static_cast<std::size_t>(total), fill_device);
 }
 
 }  // namespace ppsim

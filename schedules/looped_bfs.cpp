@@ -24,22 +24,16 @@ Program build_looped_bfs(const ScheduleParams& params) {
   const int m = params.m;
   const int v = params.v;
 
-  Program program;
-  program.num_devices = p;
-  program.num_microbatches = m;
-  program.stage_device = loop_stage_mapping(p, v);
-  program.actions.resize(static_cast<std::size_t>(p));
-  for (int d = 0; d < p; ++d) {
-    auto& list = program.actions[static_cast<std::size_t>(d)];
-    list.reserve(2 * static_cast<std::size_t>(m) * static_cast<std::size_t>(v));
+  const auto fill_device = [&](int d, std::vector<Action>& list) {
     for (int chunk = 0; chunk < v; ++chunk) {
       for (int j = 0; j < m; ++j) list.push_back({chunk * p + d, Op::kForward, j});
     }
     for (int chunk = v - 1; chunk >= 0; --chunk) {
       for (int j = m - 1; j >= 0; --j) list.push_back({chunk * p + d, Op::kBackward, j});
     }
-  }
-  return program;
+  };
+  return make_program(p, m, loop_stage_mapping(p, v), 2 * static_cast<std::size_t>(m) * static_cast<std::size_t>(v),
+                      fill_device);
 }
 
 }  // namespace ppsim

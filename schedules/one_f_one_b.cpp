@@ -9,14 +9,7 @@
 namespace ppsim {
 
 Program build_one_f_one_b(const ScheduleParams& params) {
-  Program program;
-  program.num_devices = params.p;
-  program.num_microbatches = params.m;
-  program.stage_device = loop_stage_mapping(params.p, 1);
-  program.actions.resize(static_cast<std::size_t>(params.p));
-  for (int d = 0; d < params.p; ++d) {
-    auto& list = program.actions[static_cast<std::size_t>(d)];
-    list.reserve(2 * static_cast<std::size_t>(params.m));
+  const auto fill_device = [&](int d, std::vector<Action>& list) {
     const int warmup = std::min(params.p - d - 1, params.m);
     for (int j = 0; j < warmup; ++j) list.push_back({d, Op::kForward, j});
     for (int i = 0; i + warmup < params.m; ++i) {
@@ -24,8 +17,9 @@ Program build_one_f_one_b(const ScheduleParams& params) {
       list.push_back({d, Op::kBackward, i});
     }
     for (int j = params.m - warmup; j < params.m; ++j) list.push_back({d, Op::kBackward, j});
-  }
-  return program;
+  };
+  return make_program(params.p, params.m, loop_stage_mapping(params.p, 1), 2 * static_cast<std::size_t>(params.m),
+                      fill_device);
 }
 
 }  // namespace ppsim

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "schedules/action.hpp"
@@ -25,6 +26,23 @@ struct Program {
   int num_stages() const { return static_cast<int>(stage_device.size()); }
   std::size_t num_ops() const;
 };
+
+// A program of `p` devices and `m` micro-batches on `stage_device`, whose device d's list is filled by
+// fill(d, list); each list reserves `ops_per_device`. The shell every schedule's constructor shares.
+template <typename Fill>
+Program make_program(int p, int m, std::vector<int> stage_device, std::size_t ops_per_device, Fill fill) {
+  Program program;
+  program.num_devices = p;
+  program.num_microbatches = m;
+  program.stage_device = std::move(stage_device);
+  program.actions.resize(static_cast<std::size_t>(p));
+  for (int d = 0; d < p; ++d) {
+    auto& list = program.actions[static_cast<std::size_t>(d)];
+    list.reserve(ops_per_device);
+    fill(d, list);
+  }
+  return program;
+}
 
 // Stage s on device s % p (Megatron-LM's interleaved placement; v = 1 is plain pipelining).
 std::vector<int> loop_stage_mapping(int p, int v);

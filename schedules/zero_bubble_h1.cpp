@@ -36,17 +36,9 @@ std::optional<std::string> check_zero_bubble_h1(const ScheduleParams& params) {
 }
 
 Program build_zero_bubble_h1(const ScheduleParams& params) {
-  Program program;
-  program.num_devices = params.p;
-  program.num_microbatches = params.m;
-  program.stage_device = loop_stage_mapping(params.p, 1);
-  program.actions.resize(static_cast<std::size_t>(params.p));
-  for (int d = 0; d < params.p; ++d) {
-    auto& list = program.actions[static_cast<std::size_t>(d)];
-    list.reserve(3 * static_cast<std::size_t>(params.m));
-    append_held_weight_order(list, d, params.m, params.p - d - 1, d);
-  }
-  return program;
+  return make_program(
+      params.p, params.m, loop_stage_mapping(params.p, 1), 3 * static_cast<std::size_t>(params.m),
+      [&](int d, std::vector<Action>& list) { append_held_weight_order(list, d, params.m, params.p - d - 1, d); });
 }
 
 }  // namespace ppsim

@@ -13,51 +13,16 @@
 
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
+#include "support/golden.hpp"
 
 using ppsim::Action;
 using ppsim::Op;
 
 namespace {
 
-// Reads a schedule CSV: one row per device, cells are actions; an empty cell is an idle step, as
-// _dump_csv writes for ranks with fewer actions (ppsim programs have none, so they are refused).
-std::vector<std::vector<Action>> read_schedule_csv(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<std::vector<Action>> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::vector<Action> row;
-    std::stringstream cells(line);
-    std::string cell;
-    while (std::getline(cells, cell, ',')) {
-      const ppsim::ActionParse parsed = ppsim::parse_action(cell);
-      INFO(path << " row " << rows.size() << ": " << parsed.error);
-      REQUIRE(parsed.ok);
-      row.push_back(parsed.action);
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-std::string to_csv(const ppsim::Program& program) {
-  std::string text;
-  for (const auto& list : program.actions) {
-    for (std::size_t i = 0; i < list.size(); ++i) text += (i == 0 ? "" : ",") + ppsim::to_string(list[i]);
-    text += '\n';
-  }
-  return text;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using ppsim::read_schedule_csv;
+using ppsim::read_text;
+using ppsim::to_csv;
 
 // Most forwards whose backward has not yet run, counted from the action order alone.
 int max_in_flight(const std::vector<Action>& row) {

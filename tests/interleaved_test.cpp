@@ -30,6 +30,7 @@
 #include "schedules/builders.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
+#include "support/golden.hpp"
 #include "support/invariants.hpp"
 
 using Catch::Matchers::WithinAbs;
@@ -38,6 +39,8 @@ using ppsim::Action;
 using ppsim::Op;
 
 namespace {
+
+using ppsim::read_schedule_csv;
 
 struct Ratio {
   double forward;
@@ -59,28 +62,6 @@ int group_size(int p, int m) { return m / std::max(1, m / p); }
 
 double interleaved_peak_stashed(int p, int m, int v, int d) {
   return std::min((v - 1) * group_size(p, m) + 2 * (p - 1 - d) + 1, m * v);
-}
-
-// Reads a schedule CSV as torch's _dump_csv writes it: one row per device, one action per cell.
-std::vector<std::vector<Action>> read_schedule_csv(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<std::vector<Action>> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::vector<Action> row;
-    std::stringstream cells(line);
-    std::string cell;
-    while (std::getline(cells, cell, ',')) {
-      const ppsim::ActionParse parsed = ppsim::parse_action(cell);
-      INFO(path << " row " << rows.size() << ": " << parsed.error);
-      REQUIRE(parsed.ok);
-      row.push_back(parsed.action);
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
 }
 
 // Start times of one device's ops, in its action order.

@@ -32,6 +32,7 @@
 #include "schedules/builders.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
+#include "support/golden.hpp"
 #include "support/invariants.hpp"
 
 using Catch::Matchers::WithinAbs;
@@ -39,6 +40,10 @@ using ppsim::Action;
 using ppsim::Op;
 
 namespace {
+
+using ppsim::read_schedule_csv;
+using ppsim::read_text;
+using ppsim::to_csv;
 
 // Per-op times in the paper's notation: I's time is t_b, ppsim's full backward is t_b + t_w.
 struct PaperCosts {
@@ -81,44 +86,6 @@ double own_idle(const ppsim::DeviceFigures& device) { return device.end - device
 // Full stashes and the stashes only W still needs, at device d's peak (file comment).
 double expected_peak_stashed(Kind kind, int p, int d, double fraction) {
   return kind == Kind::kH1 ? (p - d) + d * fraction : (2 * p - 2 * d - 1) + 2 * d * fraction;
-}
-
-// The torch.distributed.pipelining _dump_csv layout: one row per device, its actions comma-separated.
-std::vector<std::vector<Action>> read_schedule_csv(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<std::vector<Action>> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::vector<Action> row;
-    std::stringstream cells(line);
-    std::string cell;
-    while (std::getline(cells, cell, ',')) {
-      const ppsim::ActionParse parsed = ppsim::parse_action(cell);
-      INFO(path << " row " << rows.size() << ": " << parsed.error);
-      REQUIRE(parsed.ok);
-      row.push_back(parsed.action);
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-std::string to_csv(const ppsim::Program& program) {
-  std::string text;
-  for (const auto& list : program.actions) {
-    for (std::size_t i = 0; i < list.size(); ++i) text += (i == 0 ? "" : ",") + ppsim::to_string(list[i]);
-    text += '\n';
-  }
-  return text;
 }
 
 // From the action order alone: forwards before the first I, and the most micro-batches whose

@@ -27,6 +27,7 @@
 #include "schedules/builders.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
+#include "support/golden.hpp"
 #include "support/invariants.hpp"
 
 using Catch::Matchers::WithinAbs;
@@ -35,30 +36,9 @@ using ppsim::Action;
 
 namespace {
 
-std::size_t at(int i) { return static_cast<std::size_t>(i); }
+using ppsim::read_schedule_csv;
 
-// One row per device, comma-separated actions: torch.distributed.pipelining's _dump_csv layout.
-std::vector<std::vector<Action>> read_schedule_csv(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::vector<std::vector<Action>> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::vector<Action> row;
-    std::stringstream cells(line);
-    std::string cell;
-    while (std::getline(cells, cell, ',')) {
-      const ppsim::ActionParse parsed = ppsim::parse_action(cell);
-      INFO(path << " row " << rows.size() << " cell '" << cell << "': " << parsed.error);
-      REQUIRE(parsed.ok);
-      row.push_back(parsed.action);
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
+std::size_t at(int i) { return static_cast<std::size_t>(i); }
 
 std::vector<std::vector<Action>> parse_rows(const std::vector<std::string>& rows) {
   std::vector<std::vector<Action>> out;
