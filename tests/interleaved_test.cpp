@@ -243,13 +243,7 @@ TEST_CASE("Hand-simulated timelines with F = B = 1 match the engine span for spa
 
 TEST_CASE("Interleaved 1F1B and looped BFS at every accepted p <= 8, m <= 4p, v <= 3 are valid and keep the invariants",
           "[interleaved]") {
-  ppsim::UniformCosts costs;
-  costs.activation_bytes = ppsim::ByteCount{1000};
-  costs.static_bytes = ppsim::ByteCount{7};
-  costs.message_bytes = ppsim::ByteCount{50};
-  costs.bandwidth = ppsim::Bandwidth{100};
-  costs.latency = ppsim::Duration{0.25};
-  const ppsim::UniformCostModel model(costs);
+  const ppsim::UniformCostModel model(ppsim::slow_link_costs());
   const auto comm = GENERATE(ppsim::CommMode::kOverlap, ppsim::CommMode::kBlocking);
   struct Entry {
     const char* name;

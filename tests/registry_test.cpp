@@ -11,13 +11,7 @@
 
 TEST_CASE(
     "Every registry schedule at every accepted p <= 8, m <= 4p, v <= 3 is valid, finishes and keeps the invariants") {
-  ppsim::UniformCosts costs;
-  costs.activation_bytes = ppsim::ByteCount{1000};
-  costs.static_bytes = ppsim::ByteCount{7};
-  costs.message_bytes = ppsim::ByteCount{50};
-  costs.bandwidth = ppsim::Bandwidth{100};
-  costs.latency = ppsim::Duration{0.25};
-  const ppsim::UniformCostModel model(costs);
+  const ppsim::UniformCostModel model(ppsim::slow_link_costs());
   const auto comm = GENERATE(ppsim::CommMode::kOverlap, ppsim::CommMode::kBlocking);
 
   int simulated = 0;

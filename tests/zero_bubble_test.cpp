@@ -302,13 +302,7 @@ TEST_CASE("Every ZB-H1 and ZB-H2 size accepted for p <= 8, m <= 4p is valid and 
   const Kind kind = GENERATE(Kind::kH1, Kind::kH2);
   const auto comm = GENERATE(ppsim::CommMode::kOverlap, ppsim::CommMode::kBlocking);
   // The registry test's model: slow links, so messages queue and latency shifts every op.
-  ppsim::UniformCosts costs;
-  costs.activation_bytes = ppsim::ByteCount{1000};
-  costs.static_bytes = ppsim::ByteCount{7};
-  costs.message_bytes = ppsim::ByteCount{50};
-  costs.bandwidth = ppsim::Bandwidth{100};
-  costs.latency = ppsim::Duration{0.25};
-  const ppsim::UniformCostModel model(costs);
+  const ppsim::UniformCostModel model(ppsim::slow_link_costs());
   int simulated = 0;
   for (int p = 1; p <= 8; ++p) {
     for (int v = 1; v <= 3; ++v) {

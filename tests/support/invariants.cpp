@@ -593,6 +593,16 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
   figure_problems.report();
 }
 
+UniformCosts slow_link_costs() {
+  UniformCosts costs;
+  costs.activation_bytes = ByteCount{1000};
+  costs.static_bytes = ByteCount{7};
+  costs.message_bytes = ByteCount{50};
+  costs.bandwidth = Bandwidth{100};
+  costs.latency = Duration{0.25};
+  return costs;
+}
+
 Result run_checked(const Program& program, const CostModel& costs, CommMode comm) {
   Engine engine;
   EngineOptions options;

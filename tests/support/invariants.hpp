@@ -4,6 +4,7 @@
 // expected numbers.
 
 #include "models/cost_model.hpp"
+#include "models/uniform_cost_model.hpp"
 #include "schedules/program.hpp"
 #include "sim/engine.hpp"
 #include "sim/result.hpp"
@@ -25,6 +26,10 @@ namespace ppsim {
 // `with_timeline` must come from a run with record_timeline; `comm` is the mode it ran in.
 void check_invariants(const Program& program, const CostModel& costs, const Result& with_timeline,
                       CommMode comm = CommMode::kOverlap);
+
+// Uniform costs with slow links (messages queue, latency shifts every op), stashes and static
+// bytes: the model the all-sizes sweeps run every schedule under.
+UniformCosts slow_link_costs();
 
 // Runs the engine with a timeline, requires that the program finishes, checks the invariants and
 // returns the result.
