@@ -42,6 +42,14 @@ constexpr std::array kRegistry = {
                  "v = 1; m >= 2p-1 (device 0 runs 2p-1 forwards before its first I)",
                  "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 2.2, Fig. 3", 1, check_zero_bubble_h2,
                  build_zero_bubble_h2},
+    ScheduleInfo{"zbv",
+                 "ZB-V: two chunks per device on a V, backward split into I and W; zero bubble at F = I = W "
+                 "once m >= 2p-1, with 1F1B's peak activation memory",
+                 "v = 2 (device d holds stages d and 2p-1-d); any p >= 1, m >= 1 (below m = 2p-1 it runs "
+                 "torch's order for 2p-1 micro-batches with the extra ones dropped, and leaves bubbles)",
+                 "Qi et al., ZB-V (Zero Bubble PP, ICLR 2024, and Controllable Memory, NeurIPS 2024); "
+                 "torch.distributed.pipelining ScheduleZBVZeroBubble",
+                 2, check_zero_bubble_v, build_zero_bubble_v},
     ScheduleInfo{"dualpipev",
                  "DeepSeek's DualPipeV: two chunks per device on a V; in the steady state each forward overlaps the "
                  "other chunk's full backward (OVERLAP_F_B); I/W split in warmup and drain; stashes 2p+1 stages",
@@ -56,14 +64,6 @@ constexpr std::array kRegistry = {
                  "p, m and the stages come from the file; every (stage, micro-batch) needs its ops once, in a legal "
                  "order",
                  "torch.distributed.pipelining _dump_csv / _load_csv", 1, check_custom, nullptr},
-    ScheduleInfo{"zbv",
-                 "ZB-V: two chunks per device on a V, backward split into I and W; zero bubble at F = I = W "
-                 "once m >= 2p-1, with 1F1B's peak activation memory",
-                 "v = 2 (device d holds stages d and 2p-1-d); any p >= 1, m >= 1 (below m = 2p-1 it runs "
-                 "torch's order for 2p-1 micro-batches with the extra ones dropped, and leaves bubbles)",
-                 "Qi et al., ZB-V (Zero Bubble PP, ICLR 2024, and Controllable Memory, NeurIPS 2024); "
-                 "torch.distributed.pipelining ScheduleZBVZeroBubble",
-                 2, check_zero_bubble_v, build_zero_bubble_v},
 };
 
 }  // namespace
