@@ -19,13 +19,19 @@ inline bool is_backward_input(Op op) { return op == Op::kBackward || op == Op::k
 struct Action {
   std::int32_t stage = 0;
   Op op = Op::kForward;
-  std::int32_t microbatch = 0;
   // This F and the next action of the device's list, a B or I of another stage, run as one
-  // overlapped op: torch.distributed.pipelining's OVERLAP_F_B, as DualPipe uses it.
+  // overlapped op: torch.distributed.pipelining's OVERLAP_F_B, as DualPipe uses it. It sits beside
+  // `op` so an action stays 12 bytes; the constructor keeps {stage, op, microbatch} working.
   bool fused_with_next = false;
+  std::int32_t microbatch = 0;
+
+  constexpr Action() = default;
+  constexpr Action(std::int32_t stage_index, Op kind, std::int32_t microbatch_index, bool fused = false)
+      : stage(stage_index), op(kind), fused_with_next(fused), microbatch(microbatch_index) {}
 
   friend bool operator==(const Action&, const Action&) = default;
 };
+static_assert(sizeof(Action) == 12, "programs hold millions of actions");
 
 // "2F0", "0B3", "1W7": stage, op letter, micro-batch; the exact inverse of parse_action.
 std::string to_string(const Action& action);
