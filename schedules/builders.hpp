@@ -9,6 +9,7 @@
 namespace ppsim {
 
 // Returns why the parameters are outside what the schedule supports, or nothing when they are fine.
+// The reason starts "needs v ..." or "needs m ...", so the CLI can name the flag at fault.
 using ScheduleCheck = std::optional<std::string> (*)(const ScheduleParams&);
 using ScheduleBuild = Program (*)(const ScheduleParams&);
 

@@ -96,9 +96,7 @@ std::string export_schedule(const Scenario& scenario) {
     program = load_schedule_file(scenario.schedule_file);
   } else {
     const Scenario adjusted = scenario_for_schedule(scenario, info);
-    if (auto why = info.check(adjusted.params)) {
-      throw InputError(scenario.source_of("v") + ": " + std::string(info.name) + " " + *why);
-    }
+    if (auto why = info.check(adjusted.params)) throw InputError(constraint_error(scenario, info, *why));
     check_size(adjusted);
     program = info.build(adjusted.params);
   }

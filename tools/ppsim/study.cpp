@@ -69,6 +69,12 @@ std::vector<ByteCount> split_bytes(const std::vector<ByteCount>& list, int k) {
 
 }  // namespace
 
+std::string constraint_error(const Scenario& scenario, const ScheduleInfo& info, const std::string& why) {
+  // Checks say "needs v ..." or "needs m ...": the error names the flag or JSON path of that parameter.
+  const std::string key = why.starts_with("needs m") ? "m" : why.starts_with("needs v") ? "v" : "schedule";
+  return scenario.source_of(key) + ": " + std::string(info.name) + " " + why;
+}
+
 Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& info) {
   Scenario adjusted = scenario;
   if (scenario.sources.count("v") > 0 || info.default_v == 1) return adjusted;
@@ -232,8 +238,7 @@ Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bo
   if (info == nullptr) throw InputError(unknown_schedule(scenario, schedule));
   if (info->build == nullptr) return simulate_schedule_file(scenario, record_timeline, engine);
   const Scenario adjusted = scenario_for_schedule(scenario, *info);
-  if (auto why = info->check(adjusted.params))
-    throw InputError(scenario.source_of("v") + ": " + std::string(schedule) + " " + *why);
+  if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(scenario, *info, *why));
   check_size(adjusted);
   return simulate_program(adjusted, schedule, info->build(adjusted.params), record_timeline, engine);
 }

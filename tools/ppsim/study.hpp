@@ -33,6 +33,9 @@ Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& inf
 // The cost model for a program with `stages` stages on p devices; list lengths are checked here.
 std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages);
 
+// The one-line error for a size a schedule refuses, naming the -m or -v flag (or JSON path) at fault.
+std::string constraint_error(const Scenario& scenario, const ScheduleInfo& info, const std::string& why);
+
 // Simulates the program of --schedule-file (schedule `custom`); p and m come from the file.
 Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, Engine& engine);
 
