@@ -1,0 +1,197 @@
+#include "models/hardware/profile.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace ppsim {
+namespace {
+
+// The datasheets write capacity as "80GB" / "141GB", but HBM capacity is binary-sized like all
+// DRAM: an A100-SXM4-80GB reports 81920 MiB (exactly 80 GiB) in nvidia-smi. So the figure is read
+// as GiB. nvidia-smi shows a little less on Hopper (H100 80GB: 81559 MiB), because the driver
+// reserves some; the cost model's workspace allowance, not this number, covers such losses.
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+
+// Tables shared by all three presets. They are assumptions, not measurements, chosen to have the
+// shape such measurements have (and marked so in the profile):
+// - GEMM: small GEMMs cannot fill every SM with tiles and pay launch and wave-quantization
+//   overhead; large bf16 GEMMs reach about 70-80% of the dense datasheet peak in cuBLAS size
+//   sweeps. Rises from 0.2 at 1e8 FLOPs (e.g. 512x512x256) to 0.75 from 1e12 FLOPs on.
+// - Memory-bound kernels: a 1 MB kernel is mostly launch latency and ramp-up; large streaming
+//   kernels reach 80-90% of HBM peak (STREAM-like copies). 0.3 at 1 MB to 0.85 from 1 GB on.
+// - Links: the latency term already pays the fixed cost per message; the table adds the ramp of
+//   achieved bandwidth with size (protocol switches, pipelining in chunks) seen in NCCL
+//   send/recv sweeps, from 0.1 at 4 KiB to 0.9 from 64 MiB on.
+EfficiencyTable assumed_table(std::vector<EfficiencyPoint> points) {
+  auto table = EfficiencyTable::create(std::move(points));
+  // The presets are fixed data: a bad table is a bug in this file, caught by the tests.
+  if (!table.ok) throw std::logic_error("hardware preset table: " + table.error);
+  return std::move(table.value);
+}
+
+EfficiencyTable assumed_gemm_table() {
+  return assumed_table({{1e8, 0.20}, {1e9, 0.35}, {1e10, 0.55}, {1e11, 0.68}, {1e12, 0.75}});
+}
+
+EfficiencyTable assumed_memory_table() { return assumed_table({{1e6, 0.30}, {1e7, 0.55}, {1e8, 0.75}, {1e9, 0.85}}); }
+
+EfficiencyTable assumed_link_table() {
+  return assumed_table({{4096, 0.10}, {65536, 0.30}, {1048576, 0.60}, {16777216, 0.85}, {67108864, 0.90}});
+}
+
+// Typical per-message latencies of NCCL point-to-point sends, not from any datasheet: a few
+// microseconds over NVLink inside a node, somewhat more over InfiniBand between nodes.
+constexpr double kAssumedNvlinkLatency = 3e-6;
+constexpr double kAssumedInfinibandLatency = 8e-6;
+
+HardwareProfile a100_sxm4_80gb() {
+  HardwareProfile p;
+  p.name = "A100-SXM4-80GB";
+  // Datasheet: BF16/FP16 Tensor Core 312 TFLOPS (624 with sparsity), TF32 156 (312 sparse),
+  // FP32 19.5. A100 has no FP8.
+  p.dense_peak_flops = {{"bf16", 312e12}, {"fp16", 312e12}, {"tf32", 156e12}, {"fp32", 19.5e12}};
+  p.memory_bandwidth = 2039e9;  // datasheet: 2,039 GB/s for the 80GB SXM part (decimal GB)
+  p.memory_capacity = 80 * kGiB;
+  p.devices_per_node = 8;          // DGX A100 / HGX A100 8-GPU
+  p.intra_node_bandwidth = 300e9;  // NVLink 3: 600 GB/s total = 300 GB/s each direction
+  p.intra_node_latency = kAssumedNvlinkLatency;
+  p.inter_node_bandwidth = 25e9;  // one 200 Gb/s HDR port per GPU = 25 GB/s each direction
+  p.inter_node_latency = kAssumedInfinibandLatency;
+  p.gemm = assumed_gemm_table();
+  p.memory = assumed_memory_table();
+  p.intra_link = assumed_link_table();
+  p.inter_link = assumed_link_table();
+  p.source =
+      "NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column): BF16 312 TFLOPS dense "
+      "(624 sparse), TF32 156, FP32 19.5, 80GB HBM2e, 2,039 GB/s, NVLink 600 GB/s; DGX A100 "
+      "user guide: 8 GPUs per node, 8x 200 Gb/s HDR InfiniBand (ConnectX-6) compute ports. "
+      "Latencies and efficiency tables are assumed.";
+  p.efficiency_assumed = true;
+  p.latency_assumed = true;
+  return p;
+}
+
+// H100 SXM5 and H200 SXM share the GH100 die, SM count and clocks, so their tensor peaks are
+// equal. The datasheets give tensor figures "with sparsity" (BF16 1,979 TFLOPS) and say dense is
+// half; the Hopper architecture whitepaper gives the dense H100 SXM5 figures unrounded.
+void set_hopper_sxm_peaks(HardwareProfile& p) {
+  p.dense_peak_flops = {
+      {"bf16", 989.4e12}, {"fp16", 989.4e12}, {"fp8", 1978.9e12}, {"tf32", 494.7e12}, {"fp32", 66.9e12}};
+  p.devices_per_node = 8;          // DGX/HGX H100 and H200 8-GPU
+  p.intra_node_bandwidth = 450e9;  // NVLink 4: 900 GB/s total = 450 GB/s each direction
+  p.intra_node_latency = kAssumedNvlinkLatency;
+  p.inter_node_bandwidth = 50e9;  // one 400 Gb/s NDR port per GPU = 50 GB/s each direction
+  p.inter_node_latency = kAssumedInfinibandLatency;
+  p.gemm = assumed_gemm_table();
+  p.memory = assumed_memory_table();
+  p.intra_link = assumed_link_table();
+  p.inter_link = assumed_link_table();
+  p.efficiency_assumed = true;
+  p.latency_assumed = true;
+}
+
+HardwareProfile h100_sxm5_80gb() {
+  HardwareProfile p;
+  p.name = "H100-SXM5-80GB";
+  set_hopper_sxm_peaks(p);
+  p.memory_bandwidth = 3.35e12;  // datasheet: 3.35 TB/s (H100 SXM)
+  p.memory_capacity = 80 * kGiB;
+  p.source =
+      "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column): BF16 1,979 TFLOPS with sparsity "
+      "(dense is half), 80GB HBM3, 3.35 TB/s, NVLink 900 GB/s; NVIDIA H100 Tensor Core GPU "
+      "Architecture whitepaper: dense H100 SXM5 FP16/BF16 989.4, FP8 1978.9, TF32 494.7, FP32 "
+      "66.9 TFLOPS; DGX H100 user guide: 8 GPUs per node, 8x 400 Gb/s NDR InfiniBand "
+      "(ConnectX-7) compute ports. Latencies and efficiency tables are assumed.";
+  return p;
+}
+
+HardwareProfile h200_sxm_141gb() {
+  HardwareProfile p;
+  p.name = "H200-SXM-141GB";
+  set_hopper_sxm_peaks(p);
+  p.memory_bandwidth = 4.8e12;  // datasheet: 4.8 TB/s (H200 SXM)
+  p.memory_capacity = 141 * kGiB;
+  p.source =
+      "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column): BF16 1,979 TFLOPS with sparsity "
+      "(dense is half, same tensor peaks as H100 SXM, so the Hopper whitepaper's dense H100 SXM5 "
+      "figures are used), 141GB HBM3e, 4.8 TB/s, NVLink 900 GB/s; DGX H200: 8 GPUs per node, "
+      "8x 400 Gb/s NDR InfiniBand (ConnectX-7) compute ports. Latencies and efficiency tables "
+      "are assumed.";
+  return p;
+}
+
+bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
+
+}  // namespace
+
+std::optional<double> HardwareProfile::peak_flops(std::string_view precision) const {
+  const auto it = dense_peak_flops.find(precision);
+  if (it == dense_peak_flops.end()) return std::nullopt;
+  return it->second;
+}
+
+double HardwareProfile::gemm_time(double flops) const { return gemm_time(flops, "bf16"); }
+
+double HardwareProfile::gemm_time(double flops, std::string_view precision) const {
+  const auto peak = peak_flops(precision);
+  if (!peak) {
+    throw std::invalid_argument("hardware profile " + name + " has no " + std::string(precision) + " peak");
+  }
+  if (!(flops > 0)) return 0.0;
+  return flops / (*peak * gemm.at(flops));
+}
+
+double HardwareProfile::memory_time(double bytes) const {
+  if (!(bytes > 0)) return 0.0;
+  return bytes / (memory_bandwidth * memory.at(bytes));
+}
+
+double HardwareProfile::message_time(double bytes, bool inter_node) const {
+  if (!(bytes > 0)) return 0.0;
+  const double latency = inter_node ? inter_node_latency : intra_node_latency;
+  const double bandwidth = inter_node ? inter_node_bandwidth : intra_node_bandwidth;
+  const EfficiencyTable& link = inter_node ? inter_link : intra_link;
+  return latency + bytes / (bandwidth * link.at(bytes));
+}
+
+std::string validate_hardware_profile(const HardwareProfile& p) {
+  if (p.name.empty()) return "the profile has no name";
+  const std::string who = "hardware profile " + p.name + ": ";
+  if (!p.peak_flops("bf16")) return who + "no bf16 peak (dense_peak_flops.bf16)";
+  for (const auto& [precision, flops] : p.dense_peak_flops) {
+    if (!positive_finite(flops)) return who + precision + " peak must be finite and > 0";
+  }
+  if (!positive_finite(p.memory_bandwidth)) return who + "memory_bandwidth must be finite and > 0";
+  if (p.memory_capacity <= 0) return who + "memory_capacity must be > 0";
+  if (p.devices_per_node < 1) return who + "devices_per_node must be >= 1";
+  if (!positive_finite(p.intra_node_bandwidth)) {
+    return who + "intra_node_bandwidth must be finite and > 0";
+  }
+  if (!positive_finite(p.inter_node_bandwidth)) {
+    return who + "inter_node_bandwidth must be finite and > 0";
+  }
+  if (!std::isfinite(p.intra_node_latency) || p.intra_node_latency < 0) {
+    return who + "intra_node_latency must be finite and >= 0";
+  }
+  if (!std::isfinite(p.inter_node_latency) || p.inter_node_latency < 0) {
+    return who + "inter_node_latency must be finite and >= 0";
+  }
+  return {};
+}
+
+std::span<const HardwareProfile> hardware_presets() {
+  // Built once, on first use (thread-safe static initialization), and never changed.
+  static const std::vector<HardwareProfile> presets = {a100_sxm4_80gb(), h100_sxm5_80gb(), h200_sxm_141gb()};
+  return presets;
+}
+
+const HardwareProfile* find_hardware_preset(std::string_view name) {
+  for (const HardwareProfile& p : hardware_presets()) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace ppsim

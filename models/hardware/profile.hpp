@@ -1,0 +1,80 @@
+#pragma once
+// A hardware profile: the peaks a vendor publishes for one accelerator and its links, plus the
+// efficiency tables that turn those peaks into achievable times. The transformer cost model
+// (issue 4) times every GEMM, memory-bound kernel and message through this one type, so a preset
+// built from datasheets and a profile measured on a real machine are used the same way.
+//
+// Units are base units throughout: FLOP/s, bytes/s, bytes, seconds. Bandwidths are per GPU and
+// per direction, which is what one point-to-point send between two pipeline stages can use.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "models/hardware/efficiency.hpp"
+
+namespace ppsim {
+
+struct HardwareProfile {
+  std::string name;  // e.g. "H100-SXM5-80GB"
+
+  // Dense (no 2:4 sparsity) matrix peak in FLOP/s, keyed by precision: "bf16", "fp16", "fp8",
+  // "tf32" on tensor cores, "fp32" on the plain FP32 units. A precision the device lacks (FP8 on
+  // A100) is absent.
+  std::map<std::string, double, std::less<>> dense_peak_flops;
+
+  double memory_bandwidth = 0;       // HBM, bytes/s
+  std::int64_t memory_capacity = 0;  // HBM, bytes
+  int devices_per_node = 1;          // GPUs that share the intra-node link (NVLink/NVSwitch domain)
+
+  double intra_node_bandwidth = 0;  // bytes/s per GPU per direction
+  double intra_node_latency = 0;    // seconds per message
+  double inter_node_bandwidth = 0;  // bytes/s per GPU per direction
+  double inter_node_latency = 0;    // seconds per message
+
+  EfficiencyTable gemm;        // by FLOPs of one GEMM
+  EfficiencyTable memory;      // by bytes moved by one memory-bound kernel
+  EfficiencyTable intra_link;  // by bytes of one message
+  EfficiencyTable inter_link;  // by bytes of one message
+
+  std::string source;               // where the peaks come from
+  bool efficiency_assumed = false;  // the tables are guesses, not measurements
+  bool latency_assumed = false;     // the latencies are typical figures, not measurements
+
+  // Dense peak for `precision`, or nothing when the device has no such peak.
+  std::optional<double> peak_flops(std::string_view precision) const;
+
+  // Seconds for one GEMM of `flops` at the table's efficiency: flops / (peak * gemm.at(flops)).
+  // The one-argument form uses bf16, the training precision the presets are for. Throws
+  // std::invalid_argument when the profile has no peak for `precision`. flops <= 0 takes 0 s.
+  double gemm_time(double flops) const;
+  double gemm_time(double flops, std::string_view precision) const;
+
+  // Seconds for a memory-bound kernel that moves `bytes`: bytes / (bandwidth * memory.at(bytes)).
+  double memory_time(double bytes) const;
+
+  // Seconds for one point-to-point message of `bytes`:
+  // latency + bytes / (bandwidth * link.at(bytes)), on the inter-node link or the intra-node one.
+  // An empty message (bytes <= 0) is not sent and takes 0 s.
+  double message_time(double bytes, bool inter_node) const;
+
+  friend bool operator==(const HardwareProfile&, const HardwareProfile&) = default;
+};
+
+// Empty when the profile is usable, otherwise what is wrong with it (first problem only): a name,
+// a bf16 peak, positive finite peaks, bandwidths and capacity, devices_per_node >= 1, latencies
+// finite and >= 0. A profile loaded from a file is checked with this before use.
+std::string validate_hardware_profile(const HardwareProfile& profile);
+
+// The built-in presets (A100-SXM4-80GB, H100-SXM5-80GB, H200-SXM-141GB), from the vendors'
+// datasheets; configs/hardware/*.json hold the same data and a test keeps the two equal.
+std::span<const HardwareProfile> hardware_presets();
+
+// The preset with this name (exact match), or nullptr.
+const HardwareProfile* find_hardware_preset(std::string_view name);
+
+}  // namespace ppsim

@@ -1,0 +1,118 @@
+#include "models/transformer/layer_costs.hpp"
+
+#include <cassert>
+
+namespace ppsim {
+
+namespace {
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+// Width of the K (or V) projection output: kv_heads * head size.
+double kv_width(const Architecture& arch) { return as_double(std::int64_t{arch.kv_heads} * head_size(arch)); }
+
+// Weight elements one token meets in one layer's GEMMs (P_w in the header's derivation).
+double gemm_weights_per_token(const Architecture& arch) {
+  const double h = as_double(arch.hidden);
+  const double f = as_double(arch.ffn_hidden);
+  const double attention = h * h + 2 * h * kv_width(arch) + h * h;
+  const double mlp = (arch.gated_mlp ? 3 : 2) * h * f;
+  return attention + mlp;
+}
+
+}  // namespace
+
+LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch) {
+  const double s = as_double(seq);
+  const double tokens = s * as_double(micro_batch);
+  const double h = as_double(arch.hidden);
+  const double gemm = 2 * tokens * gemm_weights_per_token(arch);
+  // Scores and context products: 2 s^2 d each per head per sequence, a heads: 4 s^2 h per sequence.
+  const double attention_forward = 4 * tokens * s * h;
+  return LayerFlops{
+      .forward = gemm + attention_forward, .input_grad = gemm + 2 * attention_forward, .weight_grad = gemm};
+}
+
+LayerFlops zero_bubble_table1_flops(std::int64_t seq, std::int64_t micro_batch, std::int64_t hidden) {
+  const double s = as_double(seq);
+  const double sbh = s * as_double(micro_batch) * as_double(hidden);
+  const double h = as_double(hidden);
+  return LayerFlops{
+      .forward = sbh * (24 * h + 4 * s), .input_grad = sbh * (24 * h + 8 * s), .weight_grad = sbh * (24 * h)};
+}
+
+LayerFlops lm_head_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch) {
+  const double pass = 2 * as_double(seq) * as_double(micro_batch) * as_double(arch.hidden) * as_double(arch.vocab);
+  return LayerFlops{.forward = pass, .input_grad = pass, .weight_grad = pass};
+}
+
+double step_flops(const Architecture& arch, std::int64_t seq, std::int64_t batch, bool full_recompute) {
+  const LayerFlops layer = layer_flops(arch, seq, batch);
+  const double per_layer = (full_recompute ? 2 : 1) * layer.forward + layer.input_grad + layer.weight_grad;
+  const LayerFlops head = lm_head_flops(arch, seq, batch);
+  return arch.layers * per_layer + head.forward + head.input_grad + head.weight_grad;
+}
+
+double narayanan_step_flops(std::int64_t batch, std::int64_t seq, std::int64_t layers, std::int64_t hidden,
+                            std::int64_t vocab) {
+  const double b = as_double(batch);
+  const double s = as_double(seq);
+  const double l = as_double(layers);
+  const double h = as_double(hidden);
+  const double v = as_double(vocab);
+  return 96 * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
+}
+
+double activation_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout) {
+  assert(layout.tensor_parallel >= 1);
+  const double t = layout.tensor_parallel;
+  const double s = as_double(layout.seq);
+  const double tokens = s * as_double(layout.micro_batch);
+  const double h = as_double(arch.hidden);
+  const double f = as_double(arch.ffn_hidden);
+  const double kv = kv_width(arch);
+
+  if (layout.recompute == Recompute::kFull) {
+    // Only the layer input, 16-bit; sharded over the sequence under sequence parallelism.
+    return tokens * 2 * h / (layout.sequence_parallel ? t : 1);
+  }
+
+  // Per token, in bytes: see the derivation in the header.
+  const double replicated = 2 * h + 2 * h  // inputs of the two norms
+                            + 2 * h        // QKV GEMM input
+                            + 2 * h        // MLP first GEMM input
+                            + h + h;       // attention-output and MLP-output dropout masks
+  const double mlp_split = arch.gated_mlp ? 2 * f + 2 * f + 2 * f : 2 * f + 2 * f;
+  const double split = (2 * h + 2 * kv)  // Q and K for the scores
+                       + 2 * kv          // V for the context product
+                       + 2 * h           // output projection input
+                       + mlp_split;
+  // Softmax output 2as, dropout mask as, dropout output 2as per token (a = heads).
+  const bool keeps_scores = layout.recompute == Recompute::kNone && !layout.flash_attention;
+  const double core = keeps_scores ? 5 * arch.heads * s : 0;
+
+  const double per_token = replicated / (layout.sequence_parallel ? t : 1) + split / t + core / t;
+  return tokens * per_token;
+}
+
+double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout) {
+  assert(layout.tensor_parallel >= 1);
+  const double t = layout.tensor_parallel;
+  const double tokens = as_double(layout.seq) * as_double(layout.micro_batch);
+  const double h = as_double(arch.hidden);
+  const double f = as_double(arch.ffn_hidden);
+  const double kv = kv_width(arch);
+
+  // GEMM inputs and output gradients W still reads (2 bytes each), per token.
+  const double replicated = 2 * h                           // QKV input
+                            + 2 * h                         // MLP first GEMM input
+                            + 2 * h                         // output projection output gradient
+                            + 2 * h;                        // MLP last GEMM output gradient
+  const double split = 2 * h                                // output projection input
+                       + 2 * f                              // MLP last GEMM input
+                       + 2 * (h + 2 * kv)                   // QKV output gradient
+                       + 2 * (arch.gated_mlp ? 2 * f : f);  // MLP first GEMM output gradient
+  return tokens * (replicated / (layout.sequence_parallel ? t : 1) + split / t);
+}
+
+}  // namespace ppsim

@@ -1,0 +1,338 @@
+// The transformer cost model's formula layer: preset parameter counts against published sizes, the
+// JSON presets against the built-in table, FLOPs against Qi et al. (ICLR 2024) Table 1 and Narayanan
+// et al. (SC'21) appendix, activation bytes against Korthikanti et al. (2022) Table 2.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "models/transformer/architecture.hpp"
+#include "models/transformer/layer_costs.hpp"
+
+using ppsim::ActivationLayout;
+using ppsim::Architecture;
+using ppsim::Recompute;
+
+namespace {
+
+const Architecture& preset(const char* name) {
+  const Architecture* arch = ppsim::find_architecture_preset(name);
+  REQUIRE(arch != nullptr);
+  return *arch;
+}
+
+// A plain GPT layer (MHA, 4h GeLU MLP), the model of Qi et al. Table 1 and Korthikanti Table 2.
+Architecture plain_gpt(int layers, std::int64_t hidden, int heads, std::int64_t vocab) {
+  return Architecture{.name = "plain",
+                      .layers = layers,
+                      .hidden = hidden,
+                      .heads = heads,
+                      .kv_heads = heads,
+                      .ffn_hidden = 4 * hidden,
+                      .gated_mlp = false,
+                      .vocab = vocab,
+                      .tied_embeddings = true,
+                      .norm = Architecture::kLayerNorm,
+                      .linear_biases = true,
+                      .learned_positions = 0,
+                      .source = "test"};
+}
+
+std::filesystem::path models_dir() { return std::filesystem::path(PPSIM_SOURCE_DIR) / "configs" / "models"; }
+
+Architecture from_json(const nlohmann::json& j) {
+  const std::string norm = j.at("norm").get<std::string>();
+  REQUIRE((norm == "layernorm" || norm == "rmsnorm"));
+  return Architecture{.name = j.at("name").get<std::string>(),
+                      .layers = j.at("layers").get<int>(),
+                      .hidden = j.at("hidden").get<std::int64_t>(),
+                      .heads = j.at("heads").get<int>(),
+                      .kv_heads = j.at("kv_heads").get<int>(),
+                      .ffn_hidden = j.at("ffn_hidden").get<std::int64_t>(),
+                      .gated_mlp = j.at("gated_mlp").get<bool>(),
+                      .vocab = j.at("vocab").get<std::int64_t>(),
+                      .tied_embeddings = j.at("tied_embeddings").get<bool>(),
+                      .norm = norm == "layernorm" ? Architecture::kLayerNorm : Architecture::kRmsNorm,
+                      .linear_biases = j.at("linear_biases").get<bool>(),
+                      .learned_positions = j.at("learned_positions").get<std::int64_t>(),
+                      .source = j.at("source").get<std::string>()};
+}
+
+}  // namespace
+
+TEST_CASE("Each preset's parameter count is within 1% of its published size") {
+  struct Case {
+    const char* name;
+    double published;
+    double printed_unit;  // the last digit the source prints
+  };
+  const Case c = GENERATE(values<Case>({
+      // Brown et al. 2020, Table 2.1: "175.0B". Ours: 174,604,259,328 (the paper's figure is rounded
+      // and its exact vocabulary/position accounting is not given).
+      {"gpt3-175b", 175.0e9, 0.1e9},
+      // Llama 2 paper Table 1 names 7B and 70B; the exact counts are the Hugging Face model cards'.
+      {"llama2-7b", 6.74e9, 0.01e9},
+      {"llama2-70b", 68.98e9, 0.01e9},
+      // Llama 3.1 model cards: 8.03B, 70.6B, 405.9B (rounded from the exact counts below).
+      {"llama3.1-8b", 8.03e9, 0.01e9},
+      {"llama3.1-70b", 70.6e9, 0.1e9},
+      {"llama3.1-405b", 405.9e9, 0.1e9},
+      // Qi et al. 2024, Table 3. "1.5B" is printed to two digits, so it stands for 1.45B..1.55B,
+      // a wider band than 1%; our 1.478B is 1.45% below 1.5B but rounds to it (see the next test).
+      {"zb-gpt-1.5b", 1.5e9, 0.1e9},
+      {"zb-gpt-6.2b", 6.2e9, 0.1e9},
+      {"zb-gpt-14.6b", 14.6e9, 0.1e9},
+      {"zb-gpt-28.3b", 28.3e9, 0.1e9},
+  }));
+  CAPTURE(c.name);
+  const double count = static_cast<double>(ppsim::parameter_count(preset(c.name)));
+  CAPTURE(count);
+  // 1% of the published size, or half a unit of its last printed digit where that is wider.
+  CHECK(std::abs(count - c.published) <= std::max(0.01 * c.published, 0.5 * c.printed_unit));
+  if (c.published >= 5e9) CHECK(std::abs(count - c.published) <= 0.01 * c.published);
+}
+
+TEST_CASE("Llama presets reproduce the exact published parameter counts") {
+  // The exact totals the Hugging Face checkpoints report (safetensors metadata of meta-llama/*).
+  CHECK(ppsim::parameter_count(preset("llama2-7b")) == 6'738'415'616);
+  CHECK(ppsim::parameter_count(preset("llama2-70b")) == 68'976'648'192);
+  CHECK(ppsim::parameter_count(preset("llama3.1-8b")) == 8'030'261'248);
+  CHECK(ppsim::parameter_count(preset("llama3.1-70b")) == 70'553'706'496);
+  CHECK(ppsim::parameter_count(preset("llama3.1-405b")) == 405'853'388'800);
+}
+
+TEST_CASE("Zero-bubble presets round to the sizes in their names") {
+  // Table 3 names the models by size to 0.1B; the assumed vocabulary (see architecture.cpp) must
+  // reproduce all four roundings, not merely land within 1%.
+  struct Case {
+    const char* name;
+    long tenths;
+  };
+  const Case c =
+      GENERATE(values<Case>({{"zb-gpt-1.5b", 15}, {"zb-gpt-6.2b", 62}, {"zb-gpt-14.6b", 146}, {"zb-gpt-28.3b", 283}}));
+  CAPTURE(c.name);
+  CHECK(std::lround(static_cast<double>(ppsim::parameter_count(preset(c.name))) / 1e8) == c.tenths);
+}
+
+TEST_CASE("A GPT layer has 12h^2 + 13h parameters and a Llama layer counts GQA and SwiGLU") {
+  // GPT (Megatron accounting): QKV 3h^2 + 3h, O h^2 + h, MLP 8h^2 + 5h, two LayerNorms 4h.
+  const Architecture gpt = plain_gpt(2, 256, 4, 1000);
+  CHECK(ppsim::layer_parameter_count(gpt) == 12 * 256 * 256 + 13 * 256);
+  // Model: embedding (tied) + 2 layers + final LayerNorm 2h.
+  CHECK(ppsim::parameter_count(gpt) == 1000 * 256 + 2 * (12 * 256 * 256 + 13 * 256) + 2 * 256);
+
+  // Llama-2 70B layer by hand: Q and O 8192^2 each, K and V 8192 x 1024 each (8 of 64 heads of 128),
+  // SwiGLU 3 x 8192 x 28672, two RMSNorm scales.
+  const std::int64_t h = 8192;
+  CHECK(ppsim::layer_parameter_count(preset("llama2-70b")) == 2 * h * h + 2 * h * 1024 + 3 * h * 28672 + 2 * h);
+  CHECK(ppsim::head_size(preset("llama2-70b")) == 128);
+}
+
+TEST_CASE("Untying the LM head adds vocab x hidden parameters") {
+  Architecture arch = preset("llama3.1-8b");
+  const std::int64_t untied = ppsim::parameter_count(arch);
+  arch.tied_embeddings = true;
+  CHECK(untied - ppsim::parameter_count(arch) == arch.vocab * arch.hidden);
+}
+
+TEST_CASE("The JSON presets in configs/models equal the built-in presets field by field") {
+  std::set<std::string> seen;
+  for (const auto& entry : std::filesystem::directory_iterator(models_dir())) {
+    if (entry.path().extension() != ".json") continue;
+    CAPTURE(entry.path().string());
+    std::ifstream in(entry.path());
+    REQUIRE(in);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    // Exactly the Architecture fields: a key added to one side only must fail here.
+    const std::set<std::string> keys = {
+        "name",  "layers",          "hidden", "heads",         "kv_heads",          "ffn_hidden", "gated_mlp",
+        "vocab", "tied_embeddings", "norm",   "linear_biases", "learned_positions", "source"};
+    std::set<std::string> present;
+    for (const auto& item : j.items()) present.insert(item.key());
+    CHECK(present == keys);
+
+    const Architecture from_file = from_json(j);
+    CHECK(entry.path().stem().string() == from_file.name);
+    const Architecture* built_in = ppsim::find_architecture_preset(from_file.name);
+    REQUIRE(built_in != nullptr);
+    CHECK(from_file.layers == built_in->layers);
+    CHECK(from_file.hidden == built_in->hidden);
+    CHECK(from_file.heads == built_in->heads);
+    CHECK(from_file.kv_heads == built_in->kv_heads);
+    CHECK(from_file.ffn_hidden == built_in->ffn_hidden);
+    CHECK(from_file.gated_mlp == built_in->gated_mlp);
+    CHECK(from_file.vocab == built_in->vocab);
+    CHECK(from_file.tied_embeddings == built_in->tied_embeddings);
+    CHECK(from_file.norm == built_in->norm);
+    CHECK(from_file.linear_biases == built_in->linear_biases);
+    CHECK(from_file.learned_positions == built_in->learned_positions);
+    CHECK(from_file.source == built_in->source);
+    CHECK(from_file == *built_in);
+    seen.insert(from_file.name);
+  }
+  // And every built-in preset has its file.
+  std::set<std::string> names;
+  for (const Architecture& arch : ppsim::architecture_presets()) names.insert(arch.name);
+  CHECK(seen == names);
+  CHECK(names.size() == 10);
+}
+
+TEST_CASE("Preset shapes are consistent") {
+  for (const Architecture& arch : ppsim::architecture_presets()) {
+    CAPTURE(arch.name);
+    CHECK(arch.hidden % arch.heads == 0);
+    CHECK(arch.heads % arch.kv_heads == 0);
+    CHECK(!arch.source.empty());
+  }
+}
+
+TEST_CASE("The general layer FLOPs reproduce zero-bubble Table 1 exactly for a plain GPT layer") {
+  struct Case {
+    std::int64_t s, b, h;
+    int heads;
+  };
+  const Case c = GENERATE(values<Case>({{1024, 1, 2304, 24},  // zb 1.5B shapes
+                                        {1024, 6, 4096, 32},
+                                        {2048, 1, 12288, 96},  // GPT-3
+                                        {3, 5, 8, 2}}));
+  CAPTURE(c.s, c.b, c.h);
+  const ppsim::LayerFlops general = ppsim::layer_flops(plain_gpt(1, c.h, c.heads, 100), c.s, c.b);
+  const ppsim::LayerFlops table = ppsim::zero_bubble_table1_flops(c.s, c.b, c.h);
+  CHECK(general.forward == table.forward);
+  CHECK(general.input_grad == table.input_grad);
+  CHECK(general.weight_grad == table.weight_grad);
+  // The printed formulas themselves, for one shape: s=3, b=5, h=8 gives sbh = 120.
+  if (c.h == 8) {
+    CHECK(table.forward == 120.0 * (24 * 8 + 4 * 3));
+    CHECK(table.input_grad == 120.0 * (24 * 8 + 8 * 3));
+    CHECK(table.weight_grad == 120.0 * (24 * 8));
+  }
+}
+
+TEST_CASE("Layer FLOPs with GQA and a gated MLP follow the GEMM shapes") {
+  // h = 64, 8 heads of 8, 2 KV heads (kv width 16), gated f = 176.
+  Architecture arch = plain_gpt(1, 64, 8, 100);
+  arch.kv_heads = 2;
+  arch.gated_mlp = true;
+  arch.ffn_hidden = 176;
+  const double s = 32, b = 3, tokens = s * b;
+  const double weights = 64.0 * 64 + 2 * 64.0 * 16 + 64.0 * 64 + 3 * 64.0 * 176;
+  const ppsim::LayerFlops flops = ppsim::layer_flops(arch, 32, 3);
+  CHECK(flops.weight_grad == 2 * tokens * weights);
+  CHECK(flops.forward == 2 * tokens * weights + 4 * tokens * s * 64);
+  CHECK(flops.input_grad == 2 * tokens * weights + 8 * tokens * s * 64);
+}
+
+TEST_CASE("A step without recomputation is 6 N tokens plus the attention term") {
+  // N = the GEMM weights (layers and LM head; norms, biases and embedding lookups do no GEMMs);
+  // the attention products add 12 s h per token per layer (4 forward + 8 backward).
+  const Architecture& arch = preset("llama3.1-8b");
+  const std::int64_t s = 8192, batch = 2;
+  const double tokens = double(s) * batch;
+  const double h = double(arch.hidden), f = double(arch.ffn_hidden), kv = 8.0 * 128;
+  const double layer_weights = 2 * h * h + 2 * h * kv + 3 * h * f;
+  const double n = arch.layers * layer_weights + double(arch.vocab) * h;
+  const double expected = 6 * n * tokens + 12.0 * arch.layers * tokens * double(s) * h;
+  CHECK(ppsim::step_flops(arch, s, batch, false) == expected);
+}
+
+TEST_CASE("Per-layer FLOPs plus the LM head equal Narayanan et al.'s 96Bslh^2 formula") {
+  SECTION("exactly, where every term of the closed form is an integer") {
+    // s/(6h) = 1536/1536 = 1 and V/(16lh) = 8192/(16*2*256) = 1, so the form is 96 B s l h^2 * 3.
+    const Architecture arch = plain_gpt(2, 256, 4, 8192);
+    const double closed = ppsim::narayanan_step_flops(3, 1536, 2, 256, 8192);
+    CHECK(closed == 96.0 * 3 * 1536 * 2 * 256 * 256 * 3);
+    // The formula includes the recomputed forward of full activation recomputation.
+    CHECK(ppsim::step_flops(arch, 1536, 3, true) == closed);
+    // Without recomputation the layers cost 3/4 of it; the LM head (6BshV) is unchanged.
+    const double head = 6.0 * 3 * 1536 * 256 * 8192;
+    CHECK(ppsim::step_flops(arch, 1536, 3, false) == 0.75 * (closed - head) + head);
+  }
+  SECTION("for GPT-3 175B at sequence 2048, to rounding") {
+    const Architecture& arch = preset("gpt3-175b");
+    const double closed = ppsim::narayanan_step_flops(1536, 2048, 96, 12288, 50257);
+    CHECK_THAT(ppsim::step_flops(arch, 2048, 1536, true), Catch::Matchers::WithinRel(closed, 1e-12));
+  }
+}
+
+TEST_CASE("Activation bytes per layer reproduce each row of Korthikanti et al. Table 2") {
+  // s = 2048, b = 2, h = 1024, a = 16, t = 4: 5as/h = 160 and 5as/(ht) = 40, all exact.
+  const Architecture arch = plain_gpt(1, 1024, 16, 1000);
+  const double sbh = 2048.0 * 2 * 1024;
+  const double t = 4;
+  ActivationLayout layout{.seq = 2048, .micro_batch = 2};
+
+  SECTION("no parallelism: sbh(34 + 5as/h)") {
+    CHECK(ppsim::activation_bytes_per_layer(arch, layout) == sbh * (34 + 160));
+  }
+  layout.tensor_parallel = 4;
+  SECTION("tensor parallel: sbh(10 + 24/t + 5as/(ht))") {
+    CHECK(ppsim::activation_bytes_per_layer(arch, layout) == sbh * (10 + 24 / t + 40));
+  }
+  SECTION("tensor + sequence parallel: sbh/t (34 + 5as/h)") {
+    layout.sequence_parallel = true;
+    CHECK(ppsim::activation_bytes_per_layer(arch, layout) == sbh / t * (34 + 160));
+  }
+  SECTION("tensor parallel + selective recompute: sbh(10 + 24/t)") {
+    layout.recompute = Recompute::kSelective;
+    CHECK(ppsim::activation_bytes_per_layer(arch, layout) == sbh * (10 + 24 / t));
+  }
+  SECTION("tensor + sequence parallel + selective recompute: sbh(34/t)") {
+    layout.sequence_parallel = true;
+    layout.recompute = Recompute::kSelective;
+    CHECK(ppsim::activation_bytes_per_layer(arch, layout) == sbh * (34 / t));
+  }
+  SECTION("full recompute: 2sbh (and 2sbh/t once the input is sequence-sharded)") {
+    layout.recompute = Recompute::kFull;
+    CHECK(ppsim::activation_bytes_per_layer(arch, layout) == 2 * sbh);
+    layout.sequence_parallel = true;
+    CHECK(ppsim::activation_bytes_per_layer(arch, layout) == 2 * sbh / t);
+  }
+  SECTION("flash attention drops the 5as/h term, as selective recompute does") {
+    layout.flash_attention = true;
+    CHECK(ppsim::activation_bytes_per_layer(arch, layout) == sbh * (10 + 24 / t));
+    layout.sequence_parallel = true;
+    CHECK(ppsim::activation_bytes_per_layer(arch, layout) == sbh * (34 / t));
+  }
+}
+
+TEST_CASE("Activation bytes of a GQA, gated layer follow the stored tensors") {
+  // h = 64, 8 heads, 2 KV heads (kv width 16), gated f = 176, s = 32, b = 1, t = 2.
+  Architecture arch = plain_gpt(1, 64, 8, 100);
+  arch.kv_heads = 2;
+  arch.gated_mlp = true;
+  arch.ffn_hidden = 176;
+  const ActivationLayout layout{.seq = 32, .micro_batch = 1, .tensor_parallel = 2};
+  const double replicated = 10 * 64;
+  const double split = (2 * 64 + 2 * 16) + 2 * 16 + 2 * 64 + 6 * 176;
+  const double core = 5 * 8 * 32;
+  CHECK(ppsim::activation_bytes_per_layer(arch, layout) == 32 * (replicated + split / 2 + core / 2));
+}
+
+TEST_CASE("Zero-bubble Table 1 memory: M_B = sb(34h + 5as) and W keeps M_W = 32sbh") {
+  // The 1.5B model of Table 3 at its sequence length 1024, micro-batch 6, no tensor parallelism.
+  const Architecture& arch = preset("zb-gpt-1.5b");
+  const ActivationLayout layout{.seq = 1024, .micro_batch = 6};
+  const double sb = 1024.0 * 6, h = 2304, a = 24, s = 1024;
+  CHECK(ppsim::activation_bytes_per_layer(arch, layout) == sb * (34 * h + 5 * a * s));
+  CHECK(ppsim::weight_grad_bytes_per_layer(arch, layout) == 32 * sb * h);
+  // W needs less than the backward as a whole: I can free M_B - M_W.
+  CHECK(ppsim::weight_grad_bytes_per_layer(arch, layout) < ppsim::activation_bytes_per_layer(arch, layout));
+}
+
+TEST_CASE("M_W under tensor and sequence parallelism") {
+  const Architecture arch = plain_gpt(1, 1024, 16, 1000);
+  const double sbh = 2048.0 * 1024;
+  ActivationLayout layout{.seq = 2048, .micro_batch = 1, .tensor_parallel = 4};
+  CHECK(ppsim::weight_grad_bytes_per_layer(arch, layout) == sbh * (8 + 24.0 / 4));
+  layout.sequence_parallel = true;
+  CHECK(ppsim::weight_grad_bytes_per_layer(arch, layout) == 32 * sbh / 4);
+  // Recomputation changes what the forward stashes, not what W reads once I has run.
+  layout.recompute = Recompute::kFull;
+  CHECK(ppsim::weight_grad_bytes_per_layer(arch, layout) == 32 * sbh / 4);
+}
