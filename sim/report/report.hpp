@@ -1,7 +1,9 @@
 #pragma once
 // What a reporter prints: one simulated schedule with the inputs that produced it.
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "schedules/program.hpp"
@@ -15,6 +17,9 @@ struct Report {
   Program program;                  // the replayed program (the ASCII timeline labels come from it)
   Result result;                    // result.timeline is set when a timeline was asked for
   nlohmann::ordered_json scenario;  // the resolved scenario, as written under "scenario" in JSON output
+  // Device memory in bytes when the cost model knows the hardware (transformer model); pictures draw
+  // it as a capacity line and tables say whether each device fits.
+  std::optional<std::int64_t> memory_capacity;
 };
 
 }  // namespace ppsim
