@@ -12,6 +12,7 @@
 
 #include "models/hardware/efficiency.hpp"
 #include "models/hardware/profile.hpp"
+#include "models/json/hardware_profile_json.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
@@ -281,40 +282,8 @@ namespace {
 
 using nlohmann::json;
 
-EfficiencyTable table_from_json(const json& rows) {
-  std::vector<EfficiencyPoint> points;
-  for (const json& row : rows) {
-    REQUIRE(row.size() == 2);
-    points.push_back({row.at(0).get<double>(), row.at(1).get<double>()});
-  }
-  return make_table(std::move(points));
-}
-
-// A reader for the schema of configs/hardware/*.json, kept in the test until the library links
-// nlohmann (the CLI will load profiles with the same field names).
-HardwareProfile profile_from_json(const json& j) {
-  HardwareProfile p;
-  p.name = j.at("name").get<std::string>();
-  p.source = j.at("source").get<std::string>();
-  for (const auto& [precision, flops] : j.at("dense_peak_flops").items()) {
-    p.dense_peak_flops[precision] = flops.get<double>();
-  }
-  p.memory_bandwidth = j.at("memory_bandwidth").get<double>();
-  p.memory_capacity = j.at("memory_capacity").get<std::int64_t>();
-  p.devices_per_node = j.at("devices_per_node").get<int>();
-  p.intra_node_bandwidth = j.at("intra_node").at("bandwidth").get<double>();
-  p.intra_node_latency = j.at("intra_node").at("latency").get<double>();
-  p.inter_node_bandwidth = j.at("inter_node").at("bandwidth").get<double>();
-  p.inter_node_latency = j.at("inter_node").at("latency").get<double>();
-  const json& tables = j.at("efficiency_tables");
-  p.gemm = table_from_json(tables.at("gemm"));
-  p.memory = table_from_json(tables.at("memory"));
-  p.intra_link = table_from_json(tables.at("intra_link"));
-  p.inter_link = table_from_json(tables.at("inter_link"));
-  p.efficiency_assumed = j.at("efficiency").get<std::string>() == "assumed";
-  p.latency_assumed = j.at("latency").get<std::string>() == "assumed";
-  return p;
-}
+// The library's reader, so the test checks the files as ppsim reads them.
+HardwareProfile profile_from_json(const json& j) { return ppsim::hardware_profile_from_json(j, "test").profile; }
 
 void check_tables_equal(const EfficiencyTable& a, const EfficiencyTable& b) {
   REQUIRE(a.points().size() == b.points().size());

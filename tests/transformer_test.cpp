@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "models/json/architecture_json.hpp"
 #include <set>
 #include <string>
 
@@ -45,23 +47,8 @@ Architecture plain_gpt(int layers, std::int64_t hidden, int heads, std::int64_t 
 
 std::filesystem::path models_dir() { return std::filesystem::path(PPSIM_SOURCE_DIR) / "configs" / "models"; }
 
-Architecture from_json(const nlohmann::json& j) {
-  const std::string norm = j.at("norm").get<std::string>();
-  REQUIRE((norm == "layernorm" || norm == "rmsnorm"));
-  return Architecture{.name = j.at("name").get<std::string>(),
-                      .layers = j.at("layers").get<int>(),
-                      .hidden = j.at("hidden").get<std::int64_t>(),
-                      .heads = j.at("heads").get<int>(),
-                      .kv_heads = j.at("kv_heads").get<int>(),
-                      .ffn_hidden = j.at("ffn_hidden").get<std::int64_t>(),
-                      .gated_mlp = j.at("gated_mlp").get<bool>(),
-                      .vocab = j.at("vocab").get<std::int64_t>(),
-                      .tied_embeddings = j.at("tied_embeddings").get<bool>(),
-                      .norm = norm == "layernorm" ? Architecture::kLayerNorm : Architecture::kRmsNorm,
-                      .linear_biases = j.at("linear_biases").get<bool>(),
-                      .learned_positions = j.at("learned_positions").get<std::int64_t>(),
-                      .source = j.at("source").get<std::string>()};
-}
+// The library's reader, so the test checks the files as ppsim reads them.
+Architecture from_json(const nlohmann::json& j) { return ppsim::architecture_from_json(j, "test"); }
 
 }  // namespace
 

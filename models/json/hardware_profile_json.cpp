@@ -1,0 +1,127 @@
+#include "models/json/hardware_profile_json.hpp"
+
+#include <vector>
+
+#include "models/json/json_fields.hpp"
+
+namespace ppsim {
+namespace {
+
+constexpr const char* kTableNames[] = {"gemm", "memory", "intra_link", "inter_link"};
+
+// "assumed" or "measured": whether the tables (or latencies) are guesses or measurements.
+bool assumed_marker(const JsonFields& fields, std::string_view key) {
+  const std::string marker = fields.string(key);
+  if (marker == "assumed") return true;
+  if (marker == "measured") return false;
+  fields.fail(key, "must be \"assumed\" or \"measured\", got \"" + marker + "\"");
+}
+
+EfficiencyTable table_from_json(const JsonFields& tables, std::string_view name) {
+  const nlohmann::json& rows = tables.at(name);
+  const std::string path = tables.path_of(name);
+  auto fail = [&](const std::string& where, const std::string& what) {
+    throw JsonInputError(tables.origin() + ": " + where + ": " + what);
+  };
+  if (!rows.is_array() || rows.empty()) fail(path, "must be a non-empty list of [size, fraction] pairs");
+  std::vector<EfficiencyPoint> points;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string row_path = path + "[" + std::to_string(i) + "]";
+    const nlohmann::json& row = rows[i];
+    if (!row.is_array() || row.size() != 2 || !row[0].is_number() || !row[1].is_number()) {
+      fail(row_path, "must be a [size, fraction] pair of numbers, got " + row.dump());
+    }
+    points.push_back({row[0].get<double>(), row[1].get<double>()});
+    // Checked here, one row at a time, so the message names the row at fault.
+    if (i > 0 && !(points[i].size > points[i - 1].size)) {
+      fail(row_path, "sizes must increase strictly, got " + row[0].dump() + " after " + rows[i - 1][0].dump());
+    }
+  }
+  auto table = EfficiencyTable::create(std::move(points));
+  if (!table.ok) fail(path, table.error);
+  return std::move(table.value);
+}
+
+nlohmann::ordered_json table_to_json(const EfficiencyTable& table) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const EfficiencyPoint& point : table.points()) rows.push_back({point.size, point.fraction});
+  return rows;
+}
+
+}  // namespace
+
+LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::string& origin) {
+  const JsonFields fields(json, origin, "$");
+  fields.refuse_unknown({"name", "source", "units", "datasheet", "dense_peak_flops", "memory_bandwidth",
+                         "memory_capacity", "devices_per_node", "intra_node", "inter_node", "latency", "efficiency",
+                         "efficiency_note", "efficiency_tables", "calibration"});
+  LoadedProfile loaded;
+  HardwareProfile& p = loaded.profile;
+  p.name = fields.string("name");
+  if (p.name.empty()) fields.fail("name", "must not be empty");
+  p.source = fields.string("source");
+
+  const JsonFields peaks = fields.object("dense_peak_flops");
+  for (const auto& [precision, flops] : fields.at("dense_peak_flops").items()) {
+    p.dense_peak_flops[precision] = peaks.positive(precision);
+  }
+  if (!peaks.has("bf16")) peaks.fail("bf16", "is missing (the training precision every profile needs)");
+  p.memory_bandwidth = fields.positive("memory_bandwidth");
+  p.memory_capacity = fields.integer("memory_capacity", 1, std::int64_t{1} << 50);
+  p.devices_per_node = static_cast<int>(fields.integer("devices_per_node", 1, 1 << 20));
+  for (const bool inter : {false, true}) {
+    const JsonFields link = fields.object(inter ? "inter_node" : "intra_node");
+    link.refuse_unknown({"bandwidth", "latency"});
+    (inter ? p.inter_node_bandwidth : p.intra_node_bandwidth) = link.positive("bandwidth");
+    (inter ? p.inter_node_latency : p.intra_node_latency) = link.positive("latency", /*allow_zero=*/true);
+  }
+  p.latency_assumed = assumed_marker(fields, "latency");
+  p.efficiency_assumed = assumed_marker(fields, "efficiency");
+  const JsonFields tables = fields.object("efficiency_tables");
+  tables.refuse_unknown({"gemm", "memory", "intra_link", "inter_link"});
+  p.gemm = table_from_json(tables, "gemm");
+  p.memory = table_from_json(tables, "memory");
+  p.intra_link = table_from_json(tables, "intra_link");
+  p.inter_link = table_from_json(tables, "inter_link");
+  if (fields.has("calibration")) {
+    if (!fields.at("calibration").is_object()) fields.fail("calibration", "must be a JSON object");
+    loaded.calibration = fields.at("calibration");
+  }
+  if (const std::string problem = validate_hardware_profile(p); !problem.empty()) fields.fail_here(problem);
+  return loaded;
+}
+
+LoadedProfile load_hardware_profile(const std::string& path) {
+  return hardware_profile_from_json(read_json_file(path), path);
+}
+
+nlohmann::ordered_json hardware_profile_to_json(const HardwareProfile& profile,
+                                                const nlohmann::ordered_json& calibration) {
+  nlohmann::ordered_json out;
+  out["name"] = profile.name;
+  out["source"] = profile.source;
+  out["units"] =
+      "FLOP/s, bytes/s, bytes, seconds; bandwidths are per GPU and per direction; efficiency tables are [size, "
+      "achieved fraction of peak] with size in FLOPs of one GEMM (gemm), bytes moved by one kernel (memory) or bytes "
+      "of one message (links)";
+  nlohmann::ordered_json peaks = nlohmann::ordered_json::object();
+  for (const auto& [precision, flops] : profile.dense_peak_flops) peaks[precision] = flops;
+  out["dense_peak_flops"] = peaks;
+  out["memory_bandwidth"] = profile.memory_bandwidth;
+  out["memory_capacity"] = profile.memory_capacity;
+  out["devices_per_node"] = profile.devices_per_node;
+  out["intra_node"] = {{"bandwidth", profile.intra_node_bandwidth}, {"latency", profile.intra_node_latency}};
+  out["inter_node"] = {{"bandwidth", profile.inter_node_bandwidth}, {"latency", profile.inter_node_latency}};
+  out["latency"] = profile.latency_assumed ? "assumed" : "measured";
+  out["efficiency"] = profile.efficiency_assumed ? "assumed" : "measured";
+  nlohmann::ordered_json tables;
+  tables["gemm"] = table_to_json(profile.gemm);
+  tables["memory"] = table_to_json(profile.memory);
+  tables["intra_link"] = table_to_json(profile.intra_link);
+  tables["inter_link"] = table_to_json(profile.inter_link);
+  out["efficiency_tables"] = tables;
+  if (!calibration.is_null()) out["calibration"] = calibration;
+  return out;
+}
+
+}  // namespace ppsim

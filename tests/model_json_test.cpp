@@ -1,0 +1,139 @@
+// Reading configs/models and configs/hardware: round trips, and bad files refused with the JSON path.
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/json/architecture_json.hpp"
+#include "models/json/hardware_profile_json.hpp"
+#include "models/json/json_input_error.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
+using nlohmann::json;
+
+namespace {
+
+// The message of the JsonInputError `read` throws.
+template <typename Read>
+std::string error_of(Read read) {
+  try {
+    read();
+  } catch (const ppsim::JsonInputError& error) {
+    return error.what();
+  }
+  FAIL("no JsonInputError");
+  return {};
+}
+
+json h100_json() { return json::parse(ppsim::hardware_profile_to_json(*ppsim::find_hardware_preset("H100-SXM5-80GB")).dump()); }
+
+}  // namespace
+
+TEST_CASE("Every hardware preset survives a round trip through its JSON form") {
+  for (const auto& preset : ppsim::hardware_presets()) {
+    CAPTURE(preset.name);
+    const json written = json::parse(ppsim::hardware_profile_to_json(preset).dump());
+    const ppsim::LoadedProfile read = ppsim::hardware_profile_from_json(written, "round-trip");
+    CHECK(read.profile == preset);
+    CHECK(read.calibration.is_null());
+  }
+}
+
+TEST_CASE("A measured profile keeps its calibration object through a round trip") {
+  const nlohmann::ordered_json calibration = {{"device", "test GPU"}, {"runs", 7}};
+  const json written =
+      json::parse(ppsim::hardware_profile_to_json(*ppsim::find_hardware_preset("H200-SXM-141GB"), calibration).dump());
+  const ppsim::LoadedProfile read = ppsim::hardware_profile_from_json(written, "p.json");
+  CHECK(read.calibration.at("device") == "test GPU");
+  CHECK(read.calibration.at("runs") == 7);
+}
+
+TEST_CASE("A hardware profile with a bad field is refused with the JSON path of that field") {
+  json j = h100_json();
+  SECTION("a missing field") {
+    j.erase("memory_bandwidth");
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.memory_bandwidth: is missing"));
+  }
+  SECTION("a missing nested field") {
+    j["inter_node"].erase("latency");
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.inter_node.latency: is missing"));
+  }
+  SECTION("efficiency sizes that do not increase") {
+    j["efficiency_tables"]["memory"][2][0] = 1e6;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.efficiency_tables.memory[2]: sizes must increase strictly, got 1000000.0 after "
+                      "10000000.0"));
+  }
+  SECTION("a fraction above 1") {
+    j["efficiency_tables"]["gemm"][0][1] = 1.5;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Contains("h.json: $.efficiency_tables.gemm: "));
+  }
+  SECTION("a negative bandwidth") {
+    j["intra_node"]["bandwidth"] = -1;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.intra_node.bandwidth: must be a finite number > 0, got -1"));
+  }
+  SECTION("a string where a number belongs") {
+    j["memory_capacity"] = "80 GiB";
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.memory_capacity: must be an integer, got string \"80 GiB\""));
+  }
+  SECTION("an unknown key, with the nearest known one") {
+    j["memory_bandwith"] = 1;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.memory_bandwith: unknown key (did you mean \"memory_bandwidth\"?)"));
+  }
+  SECTION("no bf16 peak") {
+    j["dense_peak_flops"].erase("bf16");
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Contains("h.json: $.dense_peak_flops.bf16: is missing"));
+  }
+  SECTION("an efficiency marker that is neither assumed nor measured") {
+    j["efficiency"] = "guessed";
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.efficiency: must be \"assumed\" or \"measured\", got \"guessed\""));
+  }
+}
+
+TEST_CASE("An unreadable or malformed file is refused with its name") {
+  CHECK_THAT(error_of([] { ppsim::load_hardware_profile("/nonexistent/h.json"); }),
+             Equals("/nonexistent/h.json: cannot read the file"));
+  CHECK_THAT(error_of([] { ppsim::load_architecture(std::string(PPSIM_SOURCE_DIR) + "/README.md"); }),
+             Contains("README.md: malformed JSON: "));
+}
+
+TEST_CASE("Every architecture preset survives a round trip through its JSON form") {
+  for (const auto& preset : ppsim::architecture_presets()) {
+    CAPTURE(preset.name);
+    const json written = json::parse(ppsim::architecture_to_json(preset).dump());
+    CHECK(ppsim::architecture_from_json(written, "round-trip") == preset);
+  }
+}
+
+TEST_CASE("An architecture with inconsistent heads is refused with the JSON path") {
+  json j = json::parse(ppsim::architecture_to_json(*ppsim::find_architecture_preset("llama3.1-8b")).dump());
+  SECTION("heads that do not divide hidden") {
+    j["heads"] = 30;
+    CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
+               Equals("m.json: $.heads: 30 heads do not divide hidden 4096"));
+  }
+  SECTION("KV heads that do not divide heads") {
+    j["kv_heads"] = 5;
+    CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
+               Equals("m.json: $.kv_heads: 5 KV heads do not divide 32 heads"));
+  }
+  SECTION("zero layers") {
+    j["layers"] = 0;
+    CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
+               Equals("m.json: $.layers: must be an integer from 1 to 100000, got 0"));
+  }
+  SECTION("an unknown norm") {
+    j["norm"] = "batchnorm";
+    CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
+               Equals("m.json: $.norm: must be \"layernorm\" or \"rmsnorm\", got \"batchnorm\""));
+  }
+}
