@@ -1,5 +1,6 @@
 #include "sim/report/csv_reporter.hpp"
 
+#include <algorithm>
 #include <ostream>
 
 #include "sim/report/format.hpp"
@@ -18,7 +19,7 @@ std::string csv_field(const std::string& text) {
   return quoted + "\"";
 }
 
-void write_rows(std::ostream& out, const Report& report) {
+void write_rows(std::ostream& out, const Report& report, bool with_training) {
   const std::string prefix = csv_field(report.schedule) + "," + std::to_string(report.params.p) + "," +
                              std::to_string(report.params.m) + "," + std::to_string(report.params.v) + ",";
   const auto& devices = report.result.per_device;
@@ -43,6 +44,16 @@ void write_rows(std::ostream& out, const Report& report) {
       add(std::to_string(phase.ops));
       add(format_exact(phase.duration()));
     }
+    if (with_training) {
+      // The step's figures repeat on every device row, so each row stands alone in a spreadsheet.
+      const TrainingFigures* t = report.training ? &*report.training : nullptr;
+      const DeviceMemory* memory = t != nullptr && d < t->memory.size() ? &t->memory[d] : nullptr;
+      add(t ? format_exact(t->step_time) : "");
+      add(t ? format_exact(t->tokens_per_second) : "");
+      add(t ? format_exact(t->mfu) : "");
+      add(memory ? std::to_string(memory->total) : "");
+      add(memory ? std::string(memory->fits ? "true" : "false") : "");
+    }
     out << row << '\n';
   }
 }
@@ -56,8 +67,11 @@ std::string csv_header() {
 }
 
 void CsvReporter::write(std::ostream& out, std::span<const Report> reports, const ReportOptions& /*options*/) const {
-  out << csv_header() << '\n';
-  for (const Report& report : reports) write_rows(out, report);
+  // Transformer studies add the training step's columns; plain studies keep the fixed header.
+  const bool with_training =
+      std::any_of(reports.begin(), reports.end(), [](const Report& r) { return r.training.has_value(); });
+  out << csv_header() << (with_training ? ",step_time,tokens_per_second,mfu,memory_total_bytes,fits" : "") << '\n';
+  for (const Report& report : reports) write_rows(out, report, with_training);
 }
 
 }  // namespace ppsim

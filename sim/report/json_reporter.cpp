@@ -1,5 +1,7 @@
 #include "sim/report/json_reporter.hpp"
 
+#include "sim/report/training_report.hpp"
+
 #include <ostream>
 
 namespace ppsim {
@@ -112,6 +114,7 @@ nlohmann::ordered_json report_to_json(const Report& report, const ReportOptions&
   Json links = Json::array();
   for (const LinkFigures& link : result.per_link) links.push_back(link_json(link));
   object["per_link"] = std::move(links);
+  if (report.training) object["training"] = training_to_json(*report.training);
   if (options.timeline && result.timeline) object["timeline"] = timeline_json(*result.timeline);
   return object;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "models/transformer/training_step.hpp"
 #include "schedules/program.hpp"
 #include "sim/result.hpp"
 
@@ -20,6 +21,8 @@ struct Report {
   // Device memory in bytes when the cost model knows the hardware (transformer model); pictures draw
   // it as a capacity line and tables say whether each device fits.
   std::optional<std::int64_t> memory_capacity;
+  // A transformer study's whole training step: step time, throughput, MFU, memory per device.
+  std::optional<TrainingFigures> training;
 };
 
 }  // namespace ppsim

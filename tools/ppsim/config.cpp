@@ -13,7 +13,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 18> kSettings = {{
+constexpr std::array<SettingInfo, 33> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -38,6 +38,24 @@ constexpr std::array<SettingInfo, 18> kSettings = {{
     {"comm", "--comm", "MODE", "overlap (default) or blocking communication"},
     {"format", "--format", "FORMAT", "table (default), json or csv"},
     {"timeline", "--timeline", "", "print the ASCII timeline (JSON: add spans and memory samples)"},
+    // A transformer study: the model, the hardware and the layout derive every cost above.
+    {"model", "--model", "NAME|FILE",
+     "transformer architecture, a preset (`ppsim models`) or a JSON file: derives F, B, W, memory and links"},
+    {"hardware", "--hardware", "NAME|FILE", "hardware profile, a preset or a JSON file (default h100-sxm5-80gb)"},
+    {"seq", "--seq", "N", "sequence length in tokens (default 2048)"},
+    {"micro-batch", "-b,--micro-batch", "N", "sequences per micro-batch (default 1)"},
+    {"global-batch", "--global-batch", "N", "sequences per optimizer step; m = global batch / (b * d)"},
+    {"t", "-t,--tensor-parallel", "N", "tensor-parallel degree (default 1)"},
+    {"d", "-d,--data-parallel", "N", "data-parallel degree (default 1)"},
+    {"sequence-parallel", "--sequence-parallel", "", "shard the norms and residuals over the sequence (t > 1)"},
+    {"recompute", "--recompute", "MODE", "activation recomputation: none (default), selective or full"},
+    {"flash-attention", "--flash-attention", "", "fused attention without s x s tensors (default; --no-flash-attention)"},
+    {"distributed-optimizer", "--distributed-optimizer", "", "shard master weights and Adam state over d (ZeRO-1)"},
+    {"precision", "--precision", "P", "GEMM precision: bf16 (default), fp16 or fp8"},
+    {"layers-per-stage", "--layers-per-stage", "N[,N...]", "layers of each of the p*v stages (default: even split)"},
+    {"overlap-grad-reduce", "--overlap-grad-reduce", "",
+     "reduce each device's gradients as soon as its work ends (default; --no-overlap-grad-reduce)"},
+    {"workspace", "--workspace", "B", "memory per device beyond parameters, optimizer and activations (default 2 GiB)"},
 }};
 
 [[noreturn]] void fail(const std::string& source, const std::string& what) { throw InputError(source + ": " + what); }
@@ -178,6 +196,33 @@ double fraction_from_text(std::string_view text, const std::string& source) {
   return fraction_from_number(value, source);
 }
 
+Recompute recompute_from_text(std::string_view text, const std::string& source) {
+  if (text == "none") return Recompute::kNone;
+  if (text == "selective") return Recompute::kSelective;
+  if (text == "full") return Recompute::kFull;
+  fail(source, "must be none, selective or full, got " + quote(text));
+}
+
+std::string precision_from_text(std::string_view text, const std::string& source) {
+  if (text == "bf16" || text == "fp16" || text == "fp8") return std::string(text);
+  fail(source, "must be bf16, fp16 or fp8, got " + quote(text));
+}
+
+// Layer counts may be 0: a stage can hold only the embedding or only the LM head.
+int layer_count_from_text(std::string_view text, const std::string& source) {
+  if (text == "0") return 0;
+  return parse_count(text, source);
+}
+
+std::vector<int> layer_list_from_text(std::string_view text, const std::string& source) {
+  std::vector<int> counts;
+  const auto parts = split_commas(text);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    counts.push_back(layer_count_from_text(parts[i], parts.size() > 1 ? source + " (value " + std::to_string(i + 1) + ")" : source));
+  }
+  return counts;
+}
+
 bool bool_from_text(std::string_view text, const std::string& source) {
   if (text == "true") return true;
   if (text == "false") return false;
@@ -260,6 +305,36 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.format = format_from_text(text, source);
   else if (key == "timeline")
     scenario.timeline = bool_from_text(text, source);
+  else if (key == "model")
+    scenario.model = std::string(text);
+  else if (key == "hardware")
+    scenario.hardware = std::string(text);
+  else if (key == "seq")
+    scenario.layout.seq = parse_count(text, source);
+  else if (key == "micro-batch")
+    scenario.layout.micro_batch = parse_count(text, source);
+  else if (key == "global-batch")
+    scenario.layout.global_batch = parse_count(text, source);
+  else if (key == "t")
+    scenario.layout.tensor_parallel = parse_count(text, source);
+  else if (key == "d")
+    scenario.layout.data_parallel = parse_count(text, source);
+  else if (key == "sequence-parallel")
+    scenario.layout.sequence_parallel = bool_from_text(text, source);
+  else if (key == "recompute")
+    scenario.layout.recompute = recompute_from_text(text, source);
+  else if (key == "flash-attention")
+    scenario.layout.flash_attention = bool_from_text(text, source);
+  else if (key == "distributed-optimizer")
+    scenario.layout.distributed_optimizer = bool_from_text(text, source);
+  else if (key == "precision")
+    scenario.layout.precision = precision_from_text(text, source);
+  else if (key == "layers-per-stage")
+    scenario.layout.layers_per_stage = layer_list_from_text(text, source);
+  else if (key == "overlap-grad-reduce")
+    scenario.layout.overlap_grad_reduce = bool_from_text(text, source);
+  else if (key == "workspace")
+    scenario.layout.workspace_bytes = checked(parse_bytes(text), source).value;
   else
     fail(source, "unknown setting");
 }
@@ -316,10 +391,29 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
     } else if (key == "weight-stash-fraction") {
       if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + value.dump());
       scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
-    } else if (key == "timeline") {
+    } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
+               key == "distributed-optimizer" || key == "overlap-grad-reduce") {
       if (!value.is_boolean()) fail(source, "must be true or false, got " + value.dump());
-      scenario.timeline = value.get<bool>();
-    } else {  // comm, format, schedule-file: strings
+      apply_setting_text(key, value.get<bool>() ? "true" : "false", source, scenario);
+    } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d") {
+      apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
+    } else if (key == "layers-per-stage") {
+      if (value.is_string()) {
+        scenario.layout.layers_per_stage = layer_list_from_text(value.get<std::string>(), source);
+      } else if (value.is_array() && !value.empty()) {
+        scenario.layout.layers_per_stage.clear();
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          const std::string element = source + "[" + std::to_string(i) + "]";
+          scenario.layout.layers_per_stage.push_back(
+              value[i] == 0 ? 0 : count_from_json(value[i], element));
+        }
+      } else {
+        fail(source, "must be a non-empty list of layer counts, got " + value.dump());
+      }
+    } else if (key == "workspace") {
+      scenario.layout.workspace_bytes =
+          element_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size").value;
+    } else {  // comm, format, schedule-file, model, hardware, recompute, precision: strings
       if (!value.is_string()) fail(source, "must be a string, got " + value.dump());
       apply_setting_text(key, value.get<std::string>(), source, scenario);
     }
@@ -341,7 +435,18 @@ void apply_config_file(const std::string& path, Scenario& scenario) {
     fail(path, "malformed JSON: " + what);
   }
   const std::string before = scenario.schedule_file;
+  const std::string model_before = scenario.model;
+  const std::string hardware_before = scenario.hardware;
   apply_config_json(config, path, scenario);
+  // A model or hardware file named in a config is found beside the config; a preset name (no
+  // ".json") is not a path.
+  auto beside_config = [&](std::string& file, const std::string& previous) {
+    if (file != previous && file.ends_with(".json") && std::filesystem::path(file).is_relative()) {
+      file = (std::filesystem::path(path).parent_path() / file).string();
+    }
+  };
+  beside_config(scenario.model, model_before);
+  beside_config(scenario.hardware, hardware_before);
   // A schedule file named in a config is found beside the config, wherever ppsim runs from.
   if (scenario.schedule_file != before && !scenario.schedule_file.empty() &&
       std::filesystem::path(scenario.schedule_file).is_relative()) {
@@ -360,6 +465,27 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
   out["p"] = scenario.params.p;
   out["m"] = scenario.params.m;
   out["v"] = scenario.params.v;
+  if (!scenario.model.empty()) {
+    // The model derives every cost; its inputs are the scenario.
+    const TrainingLayout& layout = scenario.layout;
+    out["model"] = scenario.model;
+    out["hardware"] = scenario.hardware;
+    out["seq"] = layout.seq;
+    out["micro-batch"] = layout.micro_batch;
+    out["global-batch"] = layout.global_batch;
+    out["t"] = layout.tensor_parallel;
+    out["d"] = layout.data_parallel;
+    out["sequence-parallel"] = layout.sequence_parallel;
+    out["recompute"] = recompute_name(layout.recompute);
+    out["flash-attention"] = layout.flash_attention;
+    out["distributed-optimizer"] = layout.distributed_optimizer;
+    out["precision"] = layout.precision;
+    out["layers-per-stage"] = layout.layers_per_stage;
+    out["overlap-grad-reduce"] = layout.overlap_grad_reduce;
+    out["workspace"] = layout.workspace_bytes;
+    out["comm"] = comm_mode_name(scenario.comm);
+    return out;
+  }
   out["forward"] = numbers(scenario.forward);
   out["backward"] = numbers(scenario.backward);
   out["weight"] = numbers(resolved_weight(scenario));

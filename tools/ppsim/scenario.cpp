@@ -21,6 +21,23 @@ std::vector<Duration> resolved_weight(const Scenario& scenario) {
   return half;
 }
 
+bool is_model_setting(std::string_view key) {
+  for (std::string_view model_key : {"hardware", "seq", "micro-batch", "global-batch", "t", "d", "sequence-parallel",
+                                     "recompute", "flash-attention", "distributed-optimizer", "precision",
+                                     "layers-per-stage", "overlap-grad-reduce", "workspace"}) {
+    if (key == model_key) return true;
+  }
+  return false;
+}
+
+bool is_cost_setting(std::string_view key) {
+  for (std::string_view cost_key : {"forward", "backward", "weight", "overlap", "latency", "bandwidth", "message-bytes",
+                                    "activation-bytes", "static-bytes", "weight-stash-fraction"}) {
+    if (key == cost_key) return true;
+  }
+  return false;
+}
+
 const char* comm_mode_name(CommMode mode) { return mode == CommMode::kOverlap ? "overlap" : "blocking"; }
 
 }  // namespace ppsim

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/transformer/training_layout.hpp"
 #include "models/units.hpp"
 #include "schedules/program.hpp"
 #include "sim/engine.hpp"
@@ -31,6 +32,11 @@ struct Scenario {
   Bandwidth bandwidth{};
   CommMode comm = CommMode::kOverlap;
   OutputFormat format = OutputFormat::kTable;
+  // A transformer study: when `model` is set, F, B, W, stashes, messages, static memory and links
+  // all come from the architecture, the layout and the hardware profile instead of the cost flags.
+  std::string model;                      // a preset name (ppsim models) or a configs/models-style JSON file
+  std::string hardware = "h100-sxm5-80gb";  // a preset name or a configs/hardware-style JSON file
+  TrainingLayout layout;                  // p and v are taken from params; global_batch 0 = m * b * d
   bool timeline = false;
 
   // Where each setting came from ("--forward" or "cfg.json: $.forward"), so that errors found
@@ -45,6 +51,10 @@ Scenario default_study();
 // W per stage as given, or half of B where it was not given (the zero-bubble paper's T_W ~ T_B / 2
 // for the input and weight halves of a transformer layer's backward; 1 with the default B = 2).
 std::vector<Duration> resolved_weight(const Scenario& scenario);
+
+// Settings that only a transformer study (--model) reads, and the cost settings it replaces.
+bool is_model_setting(std::string_view key);
+bool is_cost_setting(std::string_view key);
 
 const char* comm_mode_name(CommMode mode);
 

@@ -9,6 +9,7 @@
 #include "tools/ppsim/config.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/schedule_loader.hpp"
+#include "tools/ppsim/transformer_study.hpp"
 
 namespace ppsim {
 namespace {
@@ -80,6 +81,8 @@ Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& inf
   if (scenario.sources.count("v") > 0 || info.default_v == 1) return adjusted;
   const int k = info.default_v;
   adjusted.params.v = k;
+  // A transformer study splits its layers over however many stages there are.
+  if (!scenario.model.empty()) return adjusted;
   const auto p = static_cast<std::size_t>(scenario.params.p);
   auto check_per_device_slice = [&](std::size_t size, std::string_view key) {
     if (size != 1 && size != p) {
@@ -133,8 +136,14 @@ void check_scenario(const Scenario& scenario) {
   }
 }
 
-std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages) {
-  const auto s = static_cast<std::size_t>(stages);
+std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::vector<int>& stage_device) {
+  if (!scenario.model.empty()) {
+    TransformerSetup setup = transformer_setup(scenario);
+    const StagePlan plan = plan_stages(setup.arch, static_cast<int>(stage_device.size()), setup.layout.layers_per_stage);
+    if (!plan.error.empty()) throw InputError(scenario.source_of("layers-per-stage") + ": " + plan.error);
+    return std::make_unique<TransformerCostModel>(std::move(setup), stage_device);
+  }
+  const auto s = stage_device.size();
   const auto p = static_cast<std::size_t>(scenario.params.p);
   check_length(scenario.forward, s, "forward", "stage", scenario);
   check_length(scenario.backward, s, "backward", "stage", scenario);
@@ -192,7 +201,7 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
     if (problem->where) grid = format_step_grid(program, std::span<const GridMark>(&*problem->where, 1));
     throw ScheduleError("schedule " + std::string(name) + " is invalid: " + problem->message, grid);
   }
-  const auto costs = make_cost_model(scenario, program.num_stages());
+  const auto costs = make_cost_model(scenario, program.stage_device);
   EngineOptions options;
   options.comm = scenario.comm;
   options.record_timeline = record_timeline;
@@ -209,6 +218,16 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
   report.program = std::move(program);
   report.result = std::move(*outcome.result);
   report.scenario = scenario_to_json(scenario, name);
+  if (const auto* transformer = dynamic_cast<const TransformerCostModel*>(costs.get())) {
+    std::vector<double> device_end;
+    std::vector<std::int64_t> peak_activations;
+    for (const DeviceFigures& device : report.result.per_device) {
+      device_end.push_back(device.end);
+      peak_activations.push_back(device.peak_activation_bytes);
+    }
+    report.training = training_figures(*transformer, report.result.makespan, device_end, peak_activations);
+    report.memory_capacity = transformer->setup().hardware.memory_capacity;
+  }
   return report;
 }
 
@@ -243,7 +262,8 @@ Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bo
   return simulate_program(adjusted, schedule, info->build(adjusted.params), record_timeline, engine);
 }
 
-std::vector<Report> simulate_all(const Scenario& scenario, bool record_timeline) {
+std::vector<Report> simulate_all(const Scenario& given, bool record_timeline) {
+  const Scenario scenario = resolve_transformer_scenario(given);
   check_scenario(scenario);
   Engine engine;
   std::vector<Report> reports;

@@ -30,8 +30,9 @@ void check_size(const Scenario& scenario);
 // chunks, so schedules of different v compare on the same model. With -v nothing changes.
 Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& info);
 
-// The cost model for a program with `stages` stages on p devices; list lengths are checked here.
-std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, int stages);
+// The cost model for a program whose stages sit on `stage_device` (p devices): the transformer model
+// with --model, else the uniform or per-stage model of the cost settings (list lengths checked here).
+std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::vector<int>& stage_device);
 
 // The one-line error for a size a schedule refuses, naming the -m or -v flag (or JSON path) at fault.
 std::string constraint_error(const Scenario& scenario, const ScheduleInfo& info, const std::string& why);

@@ -1,0 +1,238 @@
+#include "models/transformer/pass_costs.hpp"
+
+namespace ppsim {
+namespace {
+
+constexpr double kActivationBytes = 2;  // bf16/fp16 activations and gradients
+
+double as_double(std::int64_t value) { return static_cast<double>(value); }
+
+// Shapes and widths of one layer on one rank, in doubles (the products below exceed 2^31).
+struct LayerShape {
+  double tokens, seq, batch, hidden, ffn, kv, t, heads;
+  double replicated;  // elements of an R tensor: T*h, or T*h/t under sequence parallelism
+  bool gated, rotary, flash, sequence_parallel;
+};
+
+LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout) {
+  LayerShape shape{};
+  shape.seq = as_double(layout.seq);
+  shape.batch = as_double(layout.micro_batch);
+  shape.tokens = shape.seq * shape.batch;
+  shape.hidden = as_double(arch.hidden);
+  shape.ffn = as_double(arch.ffn_hidden);
+  shape.kv = as_double(std::int64_t{arch.kv_heads} * head_size(arch));
+  shape.t = layout.tensor_parallel;
+  shape.heads = arch.heads;
+  shape.sequence_parallel = layout.sequence_parallel && layout.tensor_parallel > 1;
+  shape.replicated = shape.tokens * shape.hidden / (shape.sequence_parallel ? shape.t : 1);
+  shape.gated = arch.gated_mlp;
+  shape.rotary = arch.learned_positions == 0;
+  shape.flash = layout.flash_attention;
+  return shape;
+}
+
+double gemm(const HardwareProfile& profile, const TrainingLayout& layout, double rows, double inner, double cols) {
+  return profile.gemm_time(2 * rows * inner * cols, layout.precision);
+}
+
+// The four weight GEMMs of a layer; F, I and W each run them once (transposed for I and W).
+double weight_gemms(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
+  const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
+  return gemm(profile, layout, x.tokens, x.hidden, (x.hidden + 2 * x.kv) / x.t)  // QKV
+         + gemm(profile, layout, x.tokens, x.hidden / x.t, x.hidden)             // attention output
+         + gemm(profile, layout, x.tokens, x.hidden, mlp_in_width / x.t)         // MLP in
+         + gemm(profile, layout, x.tokens, x.ffn / x.t, x.hidden);               // MLP out
+}
+
+// FLOPs of one attention product (scores or context) over all of this rank's heads: 2 s^2 d per
+// head per sequence, b * a/t heads, d = h/a: 2 b s^2 h / t.
+double attention_product_flops(const LayerShape& x) { return 2 * x.batch * x.seq * x.seq * x.hidden / x.t; }
+
+// Elements of the s x s score tensors on this rank.
+double score_elements(const LayerShape& x) { return x.batch * (x.heads / x.t) * x.seq * x.seq; }
+
+double attention_forward(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
+  if (x.flash) {
+    // One fused kernel: two products over the unmasked half of the causal square.
+    return profile.gemm_time(2 * attention_product_flops(x) * 0.5, layout.precision);
+  }
+  return 2 * profile.gemm_time(attention_product_flops(x), layout.precision);
+}
+
+double attention_backward(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
+  if (x.flash) {
+    // Recomputed scores, then dV, dP, dQ and dK: five products over the unmasked half.
+    return profile.gemm_time(5 * attention_product_flops(x) * 0.5, layout.precision);
+  }
+  return 4 * profile.gemm_time(attention_product_flops(x), layout.precision);
+}
+
+double softmax_forward(const LayerShape& x, const HardwareProfile& profile) {
+  return x.flash ? 0 : profile.memory_time(2 * kActivationBytes * score_elements(x));
+}
+
+double softmax_backward(const LayerShape& x, const HardwareProfile& profile) {
+  return x.flash ? 0 : profile.memory_time(3 * kActivationBytes * score_elements(x));
+}
+
+// Norms, residual adds, the activation function and rotary embeddings of one pass (F or I).
+double layer_memory_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
+  const double r = x.replicated * kActivationBytes;
+  const double mlp = x.tokens * x.ffn / x.t * kActivationBytes;
+  double seconds = 2 * profile.memory_time((backward ? 3 : 2) * r)  // two norms
+                   + 2 * profile.memory_time(3 * r);                // two residual adds
+  seconds += profile.memory_time((x.gated ? (backward ? 5 : 3) : (backward ? 3 : 2)) * mlp);
+  if (x.rotary) seconds += profile.memory_time(2 * x.tokens * (x.hidden + x.kv) / x.t * kActivationBytes);
+  return seconds;
+}
+
+// The tensor-parallel collectives of one pass: two all-reduces, or two reduce-scatter + all-gather
+// pairs under sequence parallelism.
+double layer_collectives(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
+  if (layout.tensor_parallel <= 1) return 0;
+  const double bytes = x.tokens * x.hidden * kActivationBytes;
+  const bool inter = tensor_parallel_crosses_nodes(profile, layout);
+  const int t = layout.tensor_parallel;
+  if (x.sequence_parallel) return 2 * 2 * ring_collective_time(profile, bytes, t, 1, inter);
+  return 2 * ring_collective_time(profile, bytes, t, 2, inter);
+}
+
+}  // namespace
+
+PassTime& PassTime::operator+=(const PassTime& other) {
+  gemm += other.gemm;
+  attention += other.attention;
+  memory += other.memory;
+  collective += other.collective;
+  recompute += other.recompute;
+  return *this;
+}
+
+PassTimes& PassTimes::operator+=(const PassTimes& other) {
+  forward += other.forward;
+  input_grad += other.input_grad;
+  weight_grad += other.weight_grad;
+  return *this;
+}
+
+PassTimes PassTimes::scaled(double factor) const {
+  auto scale = [factor](PassTime pass) {
+    pass.gemm *= factor;
+    pass.attention *= factor;
+    pass.memory *= factor;
+    pass.collective *= factor;
+    pass.recompute *= factor;
+    return pass;
+  };
+  return PassTimes{scale(forward), scale(input_grad), scale(weight_grad)};
+}
+
+double ring_collective_time(const HardwareProfile& profile, double bytes, int ranks, int phases, bool inter_node) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  const double chunk = bytes / ranks;
+  const double bandwidth = inter_node ? profile.inter_node_bandwidth : profile.intra_node_bandwidth;
+  const double latency = inter_node ? profile.inter_node_latency : profile.intra_node_latency;
+  const double efficiency = (inter_node ? profile.inter_link : profile.intra_link).at(chunk);
+  const double steps = static_cast<double>(phases) * (ranks - 1);
+  return steps * (latency + chunk / (bandwidth * efficiency));
+}
+
+bool tensor_parallel_crosses_nodes(const HardwareProfile& profile, const TrainingLayout& layout) {
+  return layout.tensor_parallel > profile.devices_per_node;
+}
+
+PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile) {
+  const LayerShape x = shape_of(arch, layout);
+  PassTimes times;
+  const double gemms = weight_gemms(x, profile, layout);
+
+  times.forward.gemm = gemms;
+  times.forward.attention = attention_forward(x, profile, layout);
+  times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile);
+  times.forward.collective = layer_collectives(x, profile, layout);
+
+  times.input_grad.gemm = gemms;
+  times.input_grad.attention = attention_backward(x, profile, layout);
+  times.input_grad.memory = layer_memory_kernels(x, profile, true) + softmax_backward(x, profile);
+  times.input_grad.collective = layer_collectives(x, profile, layout);
+  switch (layout.recompute) {
+    case Recompute::kNone:
+      break;
+    case Recompute::kSelective:
+      // Korthikanti et al. 2022, section 5: only the attention core (scores, softmax, context).
+      times.input_grad.recompute = times.forward.attention + softmax_forward(x, profile);
+      break;
+    case Recompute::kFull:
+      times.input_grad.recompute = times.forward.total();
+      break;
+  }
+
+  times.weight_grad.gemm = gemms;
+  return times;
+}
+
+PassTimes embedding_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile) {
+  const LayerShape x = shape_of(arch, layout);
+  const double full = x.tokens * x.hidden * kActivationBytes;
+  PassTimes times;
+  // Vocabulary-parallel lookup: each rank gathers the rows it owns into a full T x h output (read
+  // and write), then the ranks sum their outputs (a reduce-scatter under sequence parallelism).
+  // Learned positions add one more read-read-write pass.
+  times.forward.memory = profile.memory_time(2 * full) + (arch.learned_positions > 0 ? profile.memory_time(3 * full) : 0);
+  if (layout.tensor_parallel > 1) {
+    times.forward.collective = ring_collective_time(profile, full, layout.tensor_parallel,
+                                                    x.sequence_parallel ? 1 : 2,
+                                                    tensor_parallel_crosses_nodes(profile, layout));
+  }
+  // No input gradient to send; the weight gradient scatter-adds dY into the table's rows.
+  times.weight_grad.memory = profile.memory_time(3 * full);
+  return times;
+}
+
+PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile) {
+  const LayerShape x = shape_of(arch, layout);
+  const double vocab = as_double(arch.vocab);
+  const double logits = x.tokens * vocab / x.t;  // elements of this rank's logits
+  const double r = x.replicated * kActivationBytes;
+  const bool inter = tensor_parallel_crosses_nodes(profile, layout);
+  PassTimes times;
+  // Final norm, then the logits GEMM T x h x V/t; its I and W run the same FLOPs.
+  times.forward.memory = profile.memory_time(2 * r);
+  times.input_grad.memory = profile.memory_time(3 * r);
+  const double head = gemm(profile, layout, x.tokens, x.hidden, vocab / x.t);
+  times.forward.gemm = head;
+  times.input_grad.gemm = head;
+  times.weight_grad.gemm = head;
+  // Vocabulary-parallel cross-entropy (Megatron): read the bf16 logits, write and re-read an fp32
+  // copy for the max and the exponentials, keep the fp32 softmax for the backward (2+4+4+4 bytes per
+  // logit); the backward reads it and writes the bf16 gradient (4+2). Three all-reduces of T floats
+  // (max, sum, target logit) are latency-bound and counted as such.
+  times.forward.memory += profile.memory_time(14 * logits);
+  times.input_grad.memory += profile.memory_time(6 * logits);
+  if (layout.tensor_parallel > 1) {
+    times.forward.collective = 3 * ring_collective_time(profile, 4 * x.tokens, layout.tensor_parallel, 2, inter);
+    // Sequence parallelism gathers the final norm's output before the head and scatters its
+    // gradient after; without it the input gradient is all-reduced (the f operator's conjugate).
+    const double full = x.tokens * x.hidden * kActivationBytes;
+    times.forward.collective +=
+        x.sequence_parallel ? ring_collective_time(profile, full, layout.tensor_parallel, 1, inter) : 0;
+    times.input_grad.collective = ring_collective_time(profile, full, layout.tensor_parallel,
+                                                       x.sequence_parallel ? 1 : 2, inter);
+  }
+  return times;
+}
+
+const char* recompute_name(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "none";
+}
+
+}  // namespace ppsim

@@ -1,0 +1,69 @@
+#pragma once
+// Seconds of the forward (F), input-gradient (I) and weight-gradient (W) passes of one transformer
+// layer, of the embedding and of the LM head, on one tensor-parallel rank for one micro-batch. Each
+// kernel is timed on its own through the hardware profile: GEMMs by their FLOPs at the GEMM
+// efficiency, memory-bound kernels by the bytes they move at the memory efficiency, tensor-parallel
+// collectives as rings over the link that joins the t ranks.
+//
+// What each pass runs (T = s*b tokens, h hidden, f FFN width, kv = kv_heads * head size, t ranks;
+// "R" is a tensor of T x h replicated over the ranks, T x h / t under sequence parallelism):
+//   GEMMs (Megatron's column/row-parallel split): QKV T x h x (h + 2kv)/t, attention output
+//     T x h/t x h, MLP in T x h x (gated ? 2f : f)/t (gate and up as one GEMM), MLP out T x f/t x h.
+//     I (dX = dY W^T) and W (dW = X^T dY) run the same four shapes transposed: the same FLOPs.
+//   Attention core, per rank b * a/t heads: unfused, two batched products in F (scores, context)
+//     and four in I over the full s x s square, plus the softmax (read and write s^2 per head in F;
+//     read two, write one in I). Flash attention (Dao 2023, FlashAttention-2) skips the masked half
+//     of the causal square and keeps no s x s tensor; its backward recomputes the scores: 2 products
+//     in F, 5 in I.
+//   Memory-bound, bytes per pass: norms 4R in F (read, write) and 6R in I (read x and dY, write dX);
+//     the two residual adds 6R each in F and I; the activation function 4Tf/t (GELU) or 6Tf/t
+//     (SwiGLU) in F and 6Tf/t or 10Tf/t in I; rotary embeddings (models without learned positions)
+//     4T(h + kv)/t in each. Dropout is left out: current large models train without it.
+//   Collectives (t > 1), each on 2Th bytes: F all-reduces twice (after the attention output and
+//     the MLP out GEMMs), I twice (the conjugate f operators); with sequence parallelism each becomes
+//     a reduce-scatter plus an all-gather (Korthikanti et al. 2022, section 4.2.2).
+//   Recomputation runs in I before the backward: selective re-runs the attention core's forward,
+//     full re-runs the whole layer's forward, collectives included.
+// W has only the four weight GEMMs. Layer norm weight gradients are small reductions charged to I.
+
+#include "models/hardware/profile.hpp"
+#include "models/transformer/architecture.hpp"
+#include "models/transformer/training_layout.hpp"
+
+namespace ppsim {
+
+// One pass, split by kind of kernel so a report can say where the time goes.
+struct PassTime {
+  double gemm = 0;        // weight GEMMs (and the LM head)
+  double attention = 0;   // score and context products, fused or not
+  double memory = 0;      // memory-bound kernels
+  double collective = 0;  // tensor-parallel all-reduce / reduce-scatter / all-gather
+  double recompute = 0;   // forward work re-run in the backward (I only)
+
+  double total() const { return gemm + attention + memory + collective + recompute; }
+  PassTime& operator+=(const PassTime& other);
+};
+
+struct PassTimes {
+  PassTime forward;
+  PassTime input_grad;
+  PassTime weight_grad;
+
+  PassTimes& operator+=(const PassTimes& other);
+  PassTimes scaled(double factor) const;  // every field times `factor` (a run of identical layers)
+};
+
+// Seconds of a ring collective among `ranks` GPUs on the link of `profile` (intra-node when
+// `inter_node` is false): `bytes` is the full tensor; each rank sends (ranks - 1) chunks of
+// bytes / ranks per phase (one phase for reduce-scatter or all-gather, two for all-reduce), paying
+// the link latency per step and the link efficiency at the chunk size.
+double ring_collective_time(const HardwareProfile& profile, double bytes, int ranks, int phases, bool inter_node);
+
+// Whether the t ranks of one tensor-parallel group span more than one node.
+bool tensor_parallel_crosses_nodes(const HardwareProfile& profile, const TrainingLayout& layout);
+
+PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
+PassTimes embedding_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
+PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
+
+}  // namespace ppsim

@@ -1,0 +1,41 @@
+#include "models/transformer/static_memory.hpp"
+
+#include <cmath>
+
+namespace ppsim {
+
+double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
+                             bool single_stage) {
+  const double t = tensor_parallel;
+  const double h = static_cast<double>(arch.hidden);
+  const double table = static_cast<double>(arch.vocab) * h / t;
+  double count = stage.layers * static_cast<double>(layer_parameter_count(arch)) / t;
+  if (stage.embedding) count += table + static_cast<double>(arch.learned_positions) * h;
+  if (stage.lm_head) {
+    count += arch.norm == Architecture::kLayerNorm ? 2 * h : h;
+    // A tied head shares the embedding's table only when both live on the same stage.
+    if (!arch.tied_embeddings || !single_stage) count += table;
+  }
+  return count;
+}
+
+std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, const TrainingLayout& layout,
+                                                   const StagePlan& plan, const std::vector<int>& stage_device,
+                                                   int devices) {
+  std::vector<StaticMemory> memory(static_cast<std::size_t>(devices));
+  const bool single_stage = plan.stages.size() == 1;
+  for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+    memory[static_cast<std::size_t>(stage_device[s])].parameter_count +=
+        stage_parameter_count(arch, plan.stages[s], layout.tensor_parallel, single_stage);
+  }
+  const double optimizer_share = layout.distributed_optimizer ? 1.0 / layout.data_parallel : 1.0;
+  for (StaticMemory& device : memory) {
+    device.parameters = std::llround(kParameterBytes * device.parameter_count);
+    device.gradients = std::llround(kGradientBytes * device.parameter_count);
+    device.optimizer = std::llround(kOptimizerBytes * device.parameter_count * optimizer_share);
+    device.workspace = layout.workspace_bytes;
+  }
+  return memory;
+}
+
+}  // namespace ppsim

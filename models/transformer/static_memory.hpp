@@ -1,0 +1,45 @@
+#pragma once
+// Bytes a device holds for the whole step, whatever the schedule: its share of the parameters,
+// their gradients and the optimizer state, plus the workspace allowance.
+//
+// Mixed-precision Adam as Megatron-LM runs it (docs, "Distributed Optimizer": 18 bytes per parameter,
+// 6 + 12/d with the distributed optimizer): bf16 parameters (2 bytes), fp32 gradient accumulation
+// buffers (4), fp32 master weights and Adam's two moments (4 + 4 + 4). The distributed optimizer
+// (ZeRO stage 1, Rajbhandari et al. 2020) shards the last 12 bytes over the d data-parallel ranks.
+
+#include <cstdint>
+#include <vector>
+
+#include "models/transformer/architecture.hpp"
+#include "models/transformer/stage_plan.hpp"
+#include "models/transformer/training_layout.hpp"
+
+namespace ppsim {
+
+inline constexpr double kParameterBytes = 2;   // bf16 weights
+inline constexpr double kGradientBytes = 4;    // fp32 main gradients
+inline constexpr double kOptimizerBytes = 12;  // fp32 master weights, Adam m and v
+
+struct StaticMemory {
+  double parameter_count = 0;  // parameters on this tensor-parallel rank of the device
+  std::int64_t parameters = 0;
+  std::int64_t gradients = 0;
+  std::int64_t optimizer = 0;
+  std::int64_t workspace = 0;
+  std::int64_t total() const { return parameters + gradients + optimizer + workspace; }
+};
+
+// Parameters one tensor-parallel rank holds for one stage: its layers' weights split t ways, the
+// vocabulary-parallel embedding (and learned positions, replicated) on the first stage, the final
+// norm and the LM head on the last. A tied LM head on a pipeline of more than one stage is a second
+// copy of the embedding, as Megatron-LM keeps it (its gradient is summed across the two stages).
+// Norm weights and biases are split t ways too (they are replicated in practice, a rounding error).
+double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
+                             bool single_stage);
+
+// The static memory of each device of a pipeline whose stages sit on `stage_device`.
+std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, const TrainingLayout& layout,
+                                                   const StagePlan& plan, const std::vector<int>& stage_device,
+                                                   int devices);
+
+}  // namespace ppsim

@@ -1,0 +1,54 @@
+#pragma once
+// How a model is trained: sequence, micro-batch, the three parallel degrees, recomputation and the
+// memory-saving options, as a Megatron-LM or DeepSpeed launch line states them. Plain data; the
+// config layer fills it and checks every field against its flag or JSON path.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/transformer/layer_costs.hpp"
+
+namespace ppsim {
+
+struct TrainingLayout {
+  std::int64_t seq = 2048;      // s, tokens per sequence
+  std::int64_t micro_batch = 1;  // b, sequences per micro-batch
+  int tensor_parallel = 1;       // t
+  bool sequence_parallel = false;
+  int pipeline = 1;              // p, pipeline devices
+  int chunks = 1;                // v, stages per device
+  int data_parallel = 1;         // d
+  std::int64_t global_batch = 0;  // sequences per optimizer step: m * b * d
+  Recompute recompute = Recompute::kNone;
+  bool flash_attention = true;
+  bool distributed_optimizer = false;  // Adam state and master weights sharded over d (ZeRO-1)
+  std::string precision = "bf16";       // GEMM precision: a key of the profile's dense peaks
+  // Layers of each stage (p * v entries); empty: as even as possible, the remainder on the first
+  // stages.
+  std::vector<int> layers_per_stage;
+  // Data-parallel gradient reduction: true starts each device's reduction when its own pipeline work
+  // ends, overlapping the other devices' cooldown (Megatron's --overlap-grad-reduce); false waits for
+  // the whole pipeline to drain.
+  bool overlap_grad_reduce = true;
+  // Bytes per device outside parameters, gradients, optimizer state and stashed activations: CUDA
+  // context, cuBLAS and NCCL workspaces, allocator fragmentation. 2 GiB by default (see
+  // kDefaultWorkspaceBytes).
+  std::int64_t workspace_bytes = std::int64_t{2} << 30;
+
+  int stages() const { return pipeline * chunks; }
+  int gpus() const { return tensor_parallel * pipeline * data_parallel; }
+  std::int64_t tokens_per_microbatch() const { return seq * micro_batch; }
+  ActivationLayout activation_layout() const {
+    return ActivationLayout{seq, micro_batch, tensor_parallel, sequence_parallel, recompute, flash_attention};
+  }
+};
+
+// The default workspace allowance: about 0.5 GiB of CUDA context, cuBLAS workspaces and NCCL
+// channel buffers of a few hundred MiB, and the rest for the caching allocator's fragmentation,
+// which PyTorch users typically see as reserved minus allocated of 1-2 GiB on large runs.
+inline constexpr std::int64_t kDefaultWorkspaceBytes = std::int64_t{2} << 30;
+
+const char* recompute_name(Recompute recompute);
+
+}  // namespace ppsim

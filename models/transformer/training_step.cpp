@@ -1,0 +1,140 @@
+#include "models/transformer/training_step.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "models/transformer/layer_costs.hpp"
+#include "models/transformer/pass_costs.hpp"
+
+namespace ppsim {
+namespace {
+
+// Data-parallel ranks of one pipeline device are t ranks apart (Megatron's order: tp, dp, pp), so
+// the d-way ring stays inside a node when t * d GPUs fit in one.
+bool data_parallel_crosses_nodes(const TransformerSetup& setup) {
+  return std::int64_t{setup.layout.tensor_parallel} * setup.layout.data_parallel > setup.hardware.devices_per_node;
+}
+
+// FLOPs of the forward work recomputation re-runs in one step.
+double recompute_flops(const TransformerSetup& setup) {
+  const Architecture& arch = setup.arch;
+  const TrainingLayout& layout = setup.layout;
+  switch (layout.recompute) {
+    case Recompute::kNone:
+      return 0;
+    case Recompute::kSelective: {
+      // The attention core's two products, 4 s^2 h per sequence per layer.
+      const double s = static_cast<double>(layout.seq);
+      return 4 * s * s * static_cast<double>(arch.hidden) * arch.layers * static_cast<double>(layout.global_batch);
+    }
+    case Recompute::kFull:
+      return step_flops(arch, layout.seq, layout.global_batch, true) -
+             step_flops(arch, layout.seq, layout.global_batch, false);
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string format_gib(std::int64_t bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(1 << 30));
+  return buffer;
+}
+
+double dp_reduce_time(const TransformerSetup& setup, double parameter_count) {
+  const int d = setup.layout.data_parallel;
+  const double bytes = kGradientBytes * parameter_count;
+  return ring_collective_time(setup.hardware, bytes, d, setup.layout.distributed_optimizer ? 1 : 2,
+                              data_parallel_crosses_nodes(setup));
+}
+
+double optimizer_step_time(const TransformerSetup& setup, double parameter_count) {
+  const TrainingLayout& layout = setup.layout;
+  const double shard = layout.distributed_optimizer ? parameter_count / layout.data_parallel : parameter_count;
+  // Gradient norm for clipping: read the fp32 gradients once. Fused Adam: read the fp32 gradient,
+  // master weight, m and v (16 bytes), write master, m and v (12) and the bf16 weight (2): 30 bytes.
+  double seconds = setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(30 * shard);
+  if (layout.distributed_optimizer) {
+    seconds += ring_collective_time(setup.hardware, kParameterBytes * parameter_count, layout.data_parallel, 1,
+                                    data_parallel_crosses_nodes(setup));
+  }
+  return seconds;
+}
+
+TrainingFigures training_figures(const TransformerCostModel& model, double makespan,
+                                 std::span<const double> device_end,
+                                 std::span<const std::int64_t> peak_activation_bytes) {
+  const TransformerSetup& setup = model.setup();
+  const TrainingLayout& layout = setup.layout;
+  TrainingFigures figures;
+  figures.model = setup.arch.name;
+  figures.hardware = setup.hardware.name;
+  figures.gpus = layout.gpus();
+  figures.global_batch = layout.global_batch;
+  figures.tokens_per_step = layout.global_batch * layout.seq;
+  figures.pipeline_time = makespan;
+
+  // Each device reduces its own gradients; the optimizer step waits for all of them (the global
+  // gradient norm of clipping is an all-reduce over every rank).
+  double reduced = 0;
+  for (std::size_t d = 0; d < device_end.size(); ++d) {
+    const double reduce = dp_reduce_time(setup, model.static_memory()[d].parameter_count);
+    const double optimizer = optimizer_step_time(setup, model.static_memory()[d].parameter_count);
+    figures.dp_reduce_time = std::max(figures.dp_reduce_time, reduce);
+    figures.optimizer_time = std::max(figures.optimizer_time, optimizer);
+    reduced = std::max(reduced, (layout.overlap_grad_reduce ? device_end[d] : makespan) + reduce);
+  }
+  figures.step_time = reduced + figures.optimizer_time;
+  figures.tokens_per_second = static_cast<double>(figures.tokens_per_step) / figures.step_time;
+  figures.samples_per_second = static_cast<double>(layout.global_batch) / figures.step_time;
+  figures.model_flops_per_step = step_flops(setup.arch, layout.seq, layout.global_batch, false);
+  figures.hardware_flops_per_step = figures.model_flops_per_step + recompute_flops(setup);
+  const double peak = *setup.hardware.peak_flops(layout.precision) * figures.gpus * figures.step_time;
+  figures.mfu = figures.model_flops_per_step / peak;
+  figures.hfu = figures.hardware_flops_per_step / peak;
+
+  double slowest = 0;
+  double sum = 0;
+  for (std::size_t s = 0; s < model.stages().size(); ++s) {
+    const TransformerStageCosts& stage = model.stages()[s];
+    const double work = stage.times.forward.total() + stage.times.input_grad.total() + stage.times.weight_grad.total();
+    slowest = std::max(slowest, work);
+    sum += work;
+    figures.stages.push_back(StageSummary{.stage = static_cast<int>(s),
+                                          .device = model.stage_device()[s],
+                                          .layers = stage.contents.layers,
+                                          .embedding = stage.contents.embedding,
+                                          .lm_head = stage.contents.lm_head,
+                                          .forward = stage.times.forward.total(),
+                                          .input_grad = stage.times.input_grad.total(),
+                                          .weight_grad = stage.times.weight_grad.total(),
+                                          .activation_bytes = model.activation_bytes(static_cast<int>(s))});
+  }
+  figures.stage_imbalance = sum > 0 ? slowest / (sum / static_cast<double>(model.stages().size())) : 1;
+
+  figures.memory_capacity = setup.hardware.memory_capacity;
+  std::int64_t most = -1;
+  for (std::size_t d = 0; d < model.static_memory().size(); ++d) {
+    const StaticMemory& fixed = model.static_memory()[d];
+    DeviceMemory memory{.parameters = fixed.parameters,
+                        .gradients = fixed.gradients,
+                        .optimizer = fixed.optimizer,
+                        .activations = d < peak_activation_bytes.size() ? peak_activation_bytes[d] : 0,
+                        .workspace = fixed.workspace};
+    memory.total = memory.parameters + memory.gradients + memory.optimizer + memory.activations + memory.workspace;
+    memory.fits = memory.total <= figures.memory_capacity;
+    figures.fits = figures.fits && memory.fits;
+    if (memory.total > most) {
+      most = memory.total;
+      figures.most_memory_device = static_cast<int>(d);
+    }
+    figures.memory.push_back(memory);
+  }
+  figures.memory_verdict = "device " + std::to_string(figures.most_memory_device) + " needs " + format_gib(most) +
+                           " of " + format_gib(figures.memory_capacity) +
+                           (figures.fits ? ": fits" : ": does not fit");
+  return figures;
+}
+
+}  // namespace ppsim

@@ -1,0 +1,84 @@
+#pragma once
+// A whole training step from a simulated pipeline: the pipeline's own time, then each device's
+// data-parallel gradient reduction and the optimizer step; throughput, model FLOPs utilisation and
+// memory per device against the hardware's capacity.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/transformer/transformer_cost_model.hpp"
+
+namespace ppsim {
+
+struct DeviceMemory {
+  std::int64_t parameters = 0;
+  std::int64_t gradients = 0;
+  std::int64_t optimizer = 0;
+  std::int64_t activations = 0;  // the simulated peak of stashed activations
+  std::int64_t workspace = 0;
+  std::int64_t total = 0;
+  bool fits = true;
+};
+
+// One stage's per-micro-batch costs, for the stage table of a report.
+struct StageSummary {
+  int stage = 0;
+  int device = 0;
+  int layers = 0;
+  bool embedding = false;
+  bool lm_head = false;
+  double forward = 0;  // seconds
+  double input_grad = 0;
+  double weight_grad = 0;
+  std::int64_t activation_bytes = 0;
+};
+
+struct TrainingFigures {
+  std::string model;
+  std::string hardware;
+  int gpus = 0;  // t * p * d
+  std::int64_t global_batch = 0;
+  std::int64_t tokens_per_step = 0;
+
+  double pipeline_time = 0;          // the simulated makespan
+  double dp_reduce_time = 0;         // longest data-parallel gradient reduction of any device
+  double optimizer_time = 0;         // longest optimizer step (and parameter all-gather) of any device
+  double step_time = 0;              // seconds per optimizer step
+  double tokens_per_second = 0;
+  double samples_per_second = 0;
+  double model_flops_per_step = 0;     // 6N-style accounting without recomputation (PaLM's MFU)
+  double hardware_flops_per_step = 0;  // with the recomputed forward work
+  double mfu = 0;                      // model FLOPs / (step time * GPUs * dense peak)
+  double hfu = 0;                      // hardware FLOPs / the same
+  double stage_imbalance = 0;          // slowest stage's F + B over the mean stage's
+
+  std::int64_t memory_capacity = 0;
+  std::vector<DeviceMemory> memory;  // per pipeline device
+  int most_memory_device = 0;
+  bool fits = true;
+  std::string memory_verdict;  // "device 0 needs 91.3 GiB of 80 GiB", said plainly
+
+  std::vector<StageSummary> stages;
+};
+
+// `device_end[d]` is when device d's last op ends and `peak_activation_bytes[d]` its simulated peak
+// stash, with the pipeline's first op at time 0 and `makespan` its length.
+TrainingFigures training_figures(const TransformerCostModel& model, double makespan,
+                                 std::span<const double> device_end,
+                                 std::span<const std::int64_t> peak_activation_bytes);
+
+// Seconds of one device's data-parallel gradient reduction: fp32 gradients all-reduced over the d
+// ranks (reduce-scattered with the distributed optimizer).
+double dp_reduce_time(const TransformerSetup& setup, double parameter_count);
+
+// Seconds of one device's optimizer step: the gradient-norm pass and the fused Adam update over its
+// shard of the parameters (memory-bound: 34 bytes per parameter, see the .cpp), plus the bf16
+// parameter all-gather of the distributed optimizer.
+double optimizer_step_time(const TransformerSetup& setup, double parameter_count);
+
+// "61.2 GiB": bytes in binary units with one decimal.
+std::string format_gib(std::int64_t bytes);
+
+}  // namespace ppsim

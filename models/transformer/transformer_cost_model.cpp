@@ -1,0 +1,125 @@
+#include "models/transformer/transformer_cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace ppsim {
+namespace {
+
+constexpr double kActivationBytes = 2;
+
+// Extra stash of the last stage per micro-batch: the final norm's input and the LM head's input
+// (2 bytes per element of a T x h tensor, T x h / t under sequence parallelism), and the fp32 softmax
+// of this rank's logits that the cross-entropy backward reads (Korthikanti et al. 2022, section 4.3,
+// counts the same 4sbv/t). W keeps the head's input and the bf16 logit gradient.
+struct HeadStash {
+  double activation = 0;
+  double weight = 0;
+};
+
+HeadStash lm_head_stash(const Architecture& arch, const TrainingLayout& layout) {
+  const double tokens = static_cast<double>(layout.tokens_per_microbatch());
+  const double t = layout.tensor_parallel;
+  const bool sp = layout.sequence_parallel && layout.tensor_parallel > 1;
+  const double input = kActivationBytes * tokens * static_cast<double>(arch.hidden) / (sp ? t : 1);
+  const double logits = tokens * static_cast<double>(arch.vocab) / t;
+  return HeadStash{.activation = 2 * input + 4 * logits, .weight = input + kActivationBytes * logits};
+}
+
+}  // namespace
+
+TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<int> stage_device)
+    : setup_(std::move(setup)), stage_device_(std::move(stage_device)) {
+  const Architecture& arch = setup_.arch;
+  const TrainingLayout& layout = setup_.layout;
+  const HardwareProfile& hardware = setup_.hardware;
+  if (!hardware.peak_flops(layout.precision)) {
+    throw std::invalid_argument(hardware.name + " has no " + layout.precision + " peak");
+  }
+  const StagePlan plan = plan_stages(arch, static_cast<int>(stage_device_.size()), layout.layers_per_stage);
+  if (!plan.error.empty()) throw std::invalid_argument("layers-per-stage " + plan.error);
+
+  const PassTimes layer = layer_pass_times(arch, layout, hardware);
+  const PassTimes embedding = embedding_pass_times(arch, layout, hardware);
+  const PassTimes head = lm_head_pass_times(arch, layout, hardware);
+  const ActivationLayout activation = layout.activation_layout();
+  const double layer_stash = activation_bytes_per_layer(arch, activation);
+  // With full recomputation the layer is rebuilt before I, so W needs what it needs without it; the
+  // engine's stash model cannot keep more than F allocated, so W's share is capped at the stash.
+  const double layer_weight_stash = std::min(weight_grad_bytes_per_layer(arch, activation), layer_stash);
+  weight_stash_fraction_ = layer_stash > 0 ? layer_weight_stash / layer_stash : 0;
+  const HeadStash head_stash = lm_head_stash(arch, layout);
+
+  for (const StageContents& contents : plan.stages) {
+    TransformerStageCosts costs;
+    costs.contents = contents;
+    costs.times = layer.scaled(contents.layers);
+    costs.activation_bytes = contents.layers * layer_stash;
+    costs.weight_stash_bytes = contents.layers * layer_weight_stash;
+    if (contents.embedding) costs.times += embedding;
+    if (contents.lm_head) {
+      costs.times += head;
+      costs.activation_bytes += head_stash.activation;
+      costs.weight_stash_bytes += head_stash.weight;
+    }
+    stages_.push_back(costs);
+  }
+  static_memory_ =
+      static_memory_per_device(arch, layout, plan, stage_device_, layout.pipeline);
+  const bool sp = layout.sequence_parallel && layout.tensor_parallel > 1;
+  message_bytes_ = kActivationBytes * static_cast<double>(layout.tokens_per_microbatch()) *
+                   static_cast<double>(arch.hidden) / (sp ? layout.tensor_parallel : 1);
+}
+
+double TransformerCostModel::compute_time(Op op, int stage) const {
+  const PassTimes& times = stages_[static_cast<std::size_t>(stage)].times;
+  switch (op) {
+    case Op::kForward:
+      return times.forward.total();
+    case Op::kBackward:
+      return times.input_grad.total() + times.weight_grad.total();
+    case Op::kBackwardInput:
+      return times.input_grad.total();
+    case Op::kBackwardWeight:
+      return times.weight_grad.total();
+  }
+  return 0;
+}
+
+std::int64_t TransformerCostModel::activation_bytes(int stage) const {
+  return std::llround(stages_[static_cast<std::size_t>(stage)].activation_bytes);
+}
+
+std::int64_t TransformerCostModel::weight_stash_bytes(int stage) const {
+  return std::llround(stages_[static_cast<std::size_t>(stage)].weight_stash_bytes);
+}
+
+double TransformerCostModel::weight_stash_fraction() const { return weight_stash_fraction_; }
+
+std::int64_t TransformerCostModel::message_bytes(int, int) const { return std::llround(message_bytes_); }
+
+std::int64_t TransformerCostModel::static_bytes(int device) const {
+  return static_memory_[static_cast<std::size_t>(device)].total();
+}
+
+// Megatron-LM orders ranks tensor-parallel fastest, then data-parallel, then pipeline
+// (rank = tp + t * (dp + d * pp)), so pipeline device i's first GPU is rank i * t * d, and
+// devices_per_node consecutive ranks share a node.
+bool TransformerCostModel::crosses_nodes(int a, int b) const {
+  const std::int64_t stride = std::int64_t{setup_.layout.tensor_parallel} * setup_.layout.data_parallel;
+  const std::int64_t per_node = setup_.hardware.devices_per_node;
+  return (a * stride) / per_node != (b * stride) / per_node;
+}
+
+LinkParams TransformerCostModel::link(int src_device, int dst_device) const {
+  const HardwareProfile& hardware = setup_.hardware;
+  const bool inter = crosses_nodes(src_device, dst_device);
+  // Every message between stages has the same size, so the link's efficiency at that size turns
+  // the datasheet bandwidth into the one these messages see.
+  const double efficiency = (inter ? hardware.inter_link : hardware.intra_link).at(message_bytes_);
+  return LinkParams{.latency = inter ? hardware.inter_node_latency : hardware.intra_node_latency,
+                    .bandwidth = (inter ? hardware.inter_node_bandwidth : hardware.intra_node_bandwidth) * efficiency};
+}
+
+}  // namespace ppsim

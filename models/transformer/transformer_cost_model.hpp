@@ -1,0 +1,63 @@
+#pragma once
+// The cost model of a real training run: op times, stashes, messages and static memory derived from
+// a transformer architecture, a training layout and a hardware profile, for a program whose stages
+// sit on devices as `stage_device` says. Everything is computed once, in the constructor.
+
+#include <string>
+#include <vector>
+
+#include "models/cost_model.hpp"
+#include "models/hardware/profile.hpp"
+#include "models/transformer/architecture.hpp"
+#include "models/transformer/pass_costs.hpp"
+#include "models/transformer/stage_plan.hpp"
+#include "models/transformer/static_memory.hpp"
+#include "models/transformer/training_layout.hpp"
+
+namespace ppsim {
+
+struct TransformerSetup {
+  Architecture arch;
+  TrainingLayout layout;
+  HardwareProfile hardware;
+};
+
+// One stage's costs, per micro-batch on one tensor-parallel rank.
+struct TransformerStageCosts {
+  StageContents contents;
+  PassTimes times;
+  double activation_bytes = 0;    // stashed by F until the backward
+  double weight_stash_bytes = 0;  // the part W still needs after I
+};
+
+class TransformerCostModel final : public CostModel {
+ public:
+  // Throws std::invalid_argument when the layer split does not fit (plan_stages' error) or the
+  // profile has no peak for the layout's precision; the config layer checks both first.
+  TransformerCostModel(TransformerSetup setup, std::vector<int> stage_device);
+
+  double compute_time(Op op, int stage) const override;
+  std::int64_t activation_bytes(int stage) const override;
+  std::int64_t weight_stash_bytes(int stage) const override;
+  double weight_stash_fraction() const override;
+  std::int64_t message_bytes(int from_stage, int to_stage) const override;
+  std::int64_t static_bytes(int device) const override;
+  LinkParams link(int src_device, int dst_device) const override;
+
+  const TransformerSetup& setup() const { return setup_; }
+  const std::vector<TransformerStageCosts>& stages() const { return stages_; }
+  const std::vector<StaticMemory>& static_memory() const { return static_memory_; }
+  const std::vector<int>& stage_device() const { return stage_device_; }
+  // Whether pipeline devices a and b sit in different nodes (see the layout note in the .cpp).
+  bool crosses_nodes(int a, int b) const;
+
+ private:
+  TransformerSetup setup_;
+  std::vector<int> stage_device_;
+  std::vector<TransformerStageCosts> stages_;
+  std::vector<StaticMemory> static_memory_;
+  double message_bytes_ = 0;
+  double weight_stash_fraction_ = 0;
+};
+
+}  // namespace ppsim

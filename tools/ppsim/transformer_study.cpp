@@ -1,0 +1,135 @@
+#include "tools/ppsim/transformer_study.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "models/json/architecture_json.hpp"
+#include "models/json/hardware_profile_json.hpp"
+#include "models/json/json_input_error.hpp"
+#include "tools/ppsim/config.hpp"
+#include "tools/ppsim/errors.hpp"
+
+namespace ppsim {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool is_file_name(std::string_view text) { return text.ends_with(".json"); }
+
+template <typename Preset, typename Names>
+std::string unknown_preset(const Scenario& scenario, std::string_view key, std::string_view what,
+                           std::string_view given, const Names& names) {
+  std::vector<std::string_view> candidates(names.begin(), names.end());
+  const std::string suggestion = nearest_name(lower(given), candidates);
+  std::string known;
+  for (std::string_view name : candidates) known += (known.empty() ? "" : ", ") + std::string(name);
+  return scenario.source_of(key) + ": unknown " + std::string(what) + " '" + std::string(given) + "'" +
+         (suggestion.empty() ? "" : " (did you mean " + suggestion + "?)") + "; presets: " + known +
+         ", or a .json file";
+}
+
+}  // namespace
+
+Architecture resolve_architecture(const Scenario& scenario) {
+  if (is_file_name(scenario.model)) {
+    try {
+      return load_architecture(scenario.model);
+    } catch (const JsonInputError& error) {
+      throw InputError(error.what());
+    }
+  }
+  std::vector<std::string> names;
+  for (const Architecture& preset : architecture_presets()) {
+    if (lower(preset.name) == lower(scenario.model)) return preset;
+    names.push_back(preset.name);
+  }
+  throw InputError(unknown_preset<Architecture>(scenario, "model", "model", scenario.model, names));
+}
+
+HardwareProfile resolve_hardware(const Scenario& scenario) {
+  if (is_file_name(scenario.hardware)) {
+    try {
+      return load_hardware_profile(scenario.hardware).profile;
+    } catch (const JsonInputError& error) {
+      throw InputError(error.what());
+    }
+  }
+  std::vector<std::string> names;
+  for (const HardwareProfile& preset : hardware_presets()) {
+    if (lower(preset.name) == lower(scenario.hardware)) return preset;
+    names.push_back(lower(preset.name));
+  }
+  throw InputError(unknown_preset<HardwareProfile>(scenario, "hardware", "hardware", scenario.hardware, names));
+}
+
+Scenario resolve_transformer_scenario(const Scenario& scenario) {
+  if (scenario.model.empty()) {
+    for (const auto& [key, source] : scenario.sources) {
+      if (is_model_setting(key)) throw InputError(source + ": needs --model (a transformer study)");
+    }
+    return scenario;
+  }
+  for (const auto& [key, source] : scenario.sources) {
+    if (is_cost_setting(key)) {
+      throw InputError(source + ": cannot be combined with --model, which derives F, B, W, memory and links");
+    }
+  }
+  const Architecture arch = resolve_architecture(scenario);
+  const HardwareProfile hardware = resolve_hardware(scenario);
+  Scenario resolved = scenario;
+  TrainingLayout& layout = resolved.layout;
+  const int t = layout.tensor_parallel;
+  auto refuse_t = [&](const std::string& why) { throw InputError(scenario.source_of("t") + ": " + why); };
+  if (arch.heads % t != 0) {
+    refuse_t("t=" + std::to_string(t) + " does not divide the " + std::to_string(arch.heads) + " attention heads of " +
+             arch.name);
+  }
+  if (arch.kv_heads % t != 0) {
+    // Megatron-LM asserts the same: each rank holds whole KV groups.
+    refuse_t("t=" + std::to_string(t) + " does not divide the " + std::to_string(arch.kv_heads) + " KV heads of " +
+             arch.name);
+  }
+  if (arch.ffn_hidden % t != 0) {
+    refuse_t("t=" + std::to_string(t) + " does not divide the FFN width " + std::to_string(arch.ffn_hidden) + " of " +
+             arch.name);
+  }
+  if (!hardware.peak_flops(layout.precision)) {
+    throw InputError(scenario.source_of("precision") + ": " + hardware.name + " has no " + layout.precision +
+                     " peak in its profile");
+  }
+  const std::int64_t per_microbatch = layout.micro_batch * layout.data_parallel;
+  if (scenario.sources.count("global-batch") > 0) {
+    if (layout.global_batch % per_microbatch != 0) {
+      throw InputError(scenario.source_of("global-batch") + ": " + std::to_string(layout.global_batch) +
+                       " sequences do not split into micro-batches of b=" + std::to_string(layout.micro_batch) +
+                       " on d=" + std::to_string(layout.data_parallel) + " replicas (needs a multiple of " +
+                       std::to_string(per_microbatch) + ")");
+    }
+    const std::int64_t m = layout.global_batch / per_microbatch;
+    if (scenario.sources.count("m") > 0 && m != scenario.params.m) {
+      throw InputError(scenario.source_of("m") + ": " + std::to_string(scenario.params.m) +
+                       " disagrees with the global batch: " + std::to_string(layout.global_batch) + " / (b=" +
+                       std::to_string(layout.micro_batch) + " * d=" + std::to_string(layout.data_parallel) +
+                       ") = " + std::to_string(m) + " micro-batches");
+    }
+    if (m > 1'000'000'000) throw InputError(scenario.source_of("global-batch") + ": is absurdly large");
+    resolved.params.m = static_cast<int>(m);
+    resolved.sources["m"] = scenario.source_of("global-batch");
+  } else {
+    layout.global_batch = std::int64_t{scenario.params.m} * per_microbatch;
+  }
+  return resolved;
+}
+
+TransformerSetup transformer_setup(const Scenario& scenario) {
+  TransformerSetup setup{resolve_architecture(scenario), scenario.layout, resolve_hardware(scenario)};
+  setup.layout.pipeline = scenario.params.p;
+  setup.layout.chunks = scenario.params.v;
+  return setup;
+}
+
+}  // namespace ppsim
