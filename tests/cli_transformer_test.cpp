@@ -1,0 +1,195 @@
+// Transformer studies through the command line: the example config, every preset pair, the memory
+// verdict, m from the global batch, preset names against their JSON files, and bad input.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/hardware/profile.hpp"
+#include "models/transformer/architecture.hpp"
+#include "tools/ppsim/cli.hpp"
+#include "tools/ppsim/errors.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+Run ppsim_cli(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  Run run;
+  run.status = ppsim::run_cli(args, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+std::string source_path(const std::string& relative) { return std::string(PPSIM_SOURCE_DIR) + "/" + relative; }
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("the Llama-3 70B example prints step time, MFU and the memory table", "[cli][transformer]") {
+  const Run run = ppsim_cli({"run", "-c", source_path("configs/examples/llama3-70b-h100.json")});
+  REQUIRE(run.status == ppsim::kExitOk);
+  CHECK(run.err.empty());
+  CHECK_THAT(run.out, Contains("training step: llama3.1-70b on 64 x H100-SXM5-80GB, global batch 64"));
+  CHECK_THAT(run.out, Contains("\nstep_time "));
+  CHECK_THAT(run.out, Contains("\nmfu "));
+  CHECK_THAT(run.out, Contains("memory per device (GiB)\ndevice  parameters  gradients  optimizer  activations"));
+  CHECK_THAT(run.out, Contains(" of 80.0 GiB: fits\n"));
+
+  const Run json = ppsim_cli({"run", "-c", source_path("configs/examples/llama3-70b-h100.json"), "--format", "json"});
+  REQUIRE(json.status == ppsim::kExitOk);
+  const auto report = nlohmann::json::parse(json.out);
+  CHECK(report["m"] == 64);  // global batch 64 / (b = 1 * d = 1)
+  const auto& training = report.at("training");
+  CHECK(training["gpus"] == 64);
+  CHECK(training["tokens_per_step"] == 64 * 8192);
+  CHECK(training["mfu"].get<double>() > 0.2);
+  CHECK(training["mfu"].get<double>() < 0.8);
+  CHECK(training["hfu"].get<double>() > training["mfu"].get<double>());  // selective recomputation
+  CHECK(training["memory"].size() == 8);
+  CHECK(training["stages"].size() == 8);
+  CHECK(training["stages"][0]["layers"] == 10);
+  CHECK(report["scenario"]["model"] == "llama3.1-70b");
+  CHECK(report["scenario"]["sequence-parallel"] == true);
+}
+
+TEST_CASE("every model preset runs on every hardware preset", "[cli][transformer]") {
+  for (const ppsim::Architecture& arch : ppsim::architecture_presets()) {
+    for (const ppsim::HardwareProfile& hardware : ppsim::hardware_presets()) {
+      INFO(arch.name << " on " << hardware.name);
+      const Run run = ppsim_cli({"run", "--model", arch.name, "--hardware", lower(hardware.name), "-p", "2", "--seq",
+                                 "1024", "--global-batch", "4", "--format", "json"});
+      REQUIRE(run.status == ppsim::kExitOk);
+      const auto training = nlohmann::json::parse(run.out).at("training");
+      CHECK(training["step_time"].get<double>() > 0);
+      CHECK(training["mfu"].get<double>() > 0);
+      CHECK(training["mfu"].get<double>() < 1);
+      CHECK(training["model"] == arch.name);
+      CHECK(training["memory"].size() == 2);
+    }
+  }
+}
+
+TEST_CASE("a model that does not fit is reported plainly, not refused", "[cli][transformer]") {
+  const Run run = ppsim_cli({"run", "--model", "llama3.1-70b", "-p", "1", "-m", "1", "--seq", "4096"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  CHECK(run.err.empty());
+  CHECK_THAT(run.out, Contains("device 0 needs "));
+  CHECK_THAT(run.out, Contains(" of 80.0 GiB: does not fit\n"));
+  CHECK_THAT(run.out, Contains("  NO\n"));
+}
+
+TEST_CASE("m is the global batch over b times d", "[cli][transformer]") {
+  const Run run = ppsim_cli({"run", "--model", "llama3.1-8b", "-p", "2", "-b", "2", "-d", "4", "--global-batch", "512",
+                             "--seq", "1024", "--format", "json"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  const auto report = nlohmann::json::parse(run.out);
+  CHECK(report["m"] == 64);
+  CHECK(report["training"]["gpus"] == 8);
+  // Without a global batch, it is m * b * d.
+  const Run derived =
+      ppsim_cli({"run", "--model", "llama3.1-8b", "-p", "2", "-m", "8", "-b", "2", "-d", "4", "--seq", "1024",
+                 "--format", "json"});
+  REQUIRE(derived.status == ppsim::kExitOk);
+  CHECK(nlohmann::json::parse(derived.out)["training"]["global_batch"] == 64);
+}
+
+TEST_CASE("a preset name and its JSON file give the same bytes", "[cli][transformer]") {
+  const Run by_name = ppsim_cli({"run", "--model", "llama3.1-8b", "--hardware", "h200-sxm-141gb", "-p", "2", "-m", "4",
+                                 "--seq", "2048", "--format", "json"});
+  const Run by_file = ppsim_cli({"run", "--model", source_path("configs/models/llama3.1-8b.json"), "--hardware",
+                                 source_path("configs/hardware/h200-sxm-141gb.json"), "-p", "2", "-m", "4", "--seq",
+                                 "2048", "--format", "json"});
+  REQUIRE(by_name.status == ppsim::kExitOk);
+  REQUIRE(by_file.status == ppsim::kExitOk);
+  auto a = nlohmann::json::parse(by_name.out);
+  auto b = nlohmann::json::parse(by_file.out);
+  CHECK(a["training"] == b["training"]);
+  CHECK(a["makespan"] == b["makespan"]);
+}
+
+TEST_CASE("ppsim models lists every preset", "[cli][transformer]") {
+  const Run run = ppsim_cli({"models"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  for (const auto& arch : ppsim::architecture_presets()) CHECK_THAT(run.out, Contains(arch.name + " "));
+  for (const auto& hardware : ppsim::hardware_presets()) CHECK_THAT(run.out, Contains(lower(hardware.name) + " "));
+}
+
+TEST_CASE("bad transformer settings exit 2 with one line naming the flag", "[cli][transformer][errors]") {
+  using Args = std::vector<std::string>;
+  const auto [args, expected] = GENERATE(table<Args, std::string>({
+      {{"run", "--model", "llama3.1-70b", "-t", "3"},
+       "ppsim: error: --tensor-parallel: t=3 does not divide the 64 attention heads of llama3.1-70b"},
+      {{"run", "--model", "llama3.1-70b", "-t", "16"},
+       "ppsim: error: --tensor-parallel: t=16 does not divide the 8 KV heads of llama3.1-70b"},
+      {{"run", "--model", "lama3.1-8b"},
+       "ppsim: error: --model: unknown model 'lama3.1-8b' (did you mean llama3.1-8b?)"},
+      {{"run", "--model", "llama3.1-8b", "--hardware", "h100"}, "ppsim: error: --hardware: unknown hardware 'h100'"},
+      {{"run", "--model", "llama3.1-8b", "--forward", "2"},
+       "ppsim: error: --forward: cannot be combined with --model, which derives F, B, W, memory and links"},
+      {{"run", "--seq", "4096"}, "ppsim: error: --seq: needs --model (a transformer study)"},
+      {{"run", "--sequence-parallel"}, "ppsim: error: --sequence-parallel: needs --model"},
+      {{"run", "--model", "llama3.1-8b", "-d", "3", "--global-batch", "100"},
+       "ppsim: error: --global-batch: 100 sequences do not split into micro-batches of b=1 on d=3 replicas"},
+      {{"run", "--model", "llama3.1-8b", "-m", "8", "--global-batch", "16"},
+       "ppsim: error: -m: 8 disagrees with the global batch: 16 / (b=1 * d=1) = 16 micro-batches"},
+      {{"run", "--model", "llama3.1-8b", "-p", "4", "--layers-per-stage", "8,8,8"},
+       "ppsim: error: --layers-per-stage: has 3 entries; give one per stage (4 = p * v)"},
+      {{"run", "--model", "llama3.1-8b", "-p", "2", "--layers-per-stage", "8,8"},
+       "ppsim: error: --layers-per-stage: sums to 16 layers but llama3.1-8b has 32"},
+      {{"run", "--model", "llama3.1-8b", "--hardware", "a100-sxm4-80gb", "--precision", "fp8"},
+       "ppsim: error: --precision: A100-SXM4-80GB has no fp8 peak in its profile"},
+      {{"run", "--model", "llama3.1-8b", "--precision", "int4"},
+       "ppsim: error: --precision: must be bf16, fp16 or fp8, got 'int4'"},
+      {{"run", "--model", "llama3.1-8b", "--recompute", "some"},
+       "ppsim: error: --recompute: must be none, selective or full, got 'some'"},
+      {{"run", "--model", "llama3.1-8b", "--seq", "0"}, "ppsim: error: --seq: must be a positive integer, got 0"},
+      {{"run", "--model", "llama3.1-8b", "--workspace", "-1 GiB"}, "ppsim: error: --workspace: must not be negative"},
+      {{"run", "--model", "/nonexistent/m.json"}, "ppsim: error: /nonexistent/m.json: cannot read the file"},
+  }));
+  INFO("args: " << Catch::Detail::stringify(args));
+  const Run run = ppsim_cli(args);
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.out.empty());
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
+  CHECK_THAT(run.err, Catch::Matchers::StartsWith(expected));
+}
+
+TEST_CASE("bad transformer keys in a config name their JSON path", "[cli][transformer][errors]") {
+  const std::string path = "ppsim-transformer-test-config.json";
+  using Case = std::pair<std::string, std::string>;
+  const auto [body, expected] = GENERATE(values<Case>({
+      {R"({"model": "llama3.1-8b", "t": "eight"})", ": $.t: must be a positive integer"},
+      {R"({"model": "llama3.1-8b", "sequence-parallel": "yes"})", ": $.sequence-parallel: must be true or false"},
+      {R"({"model": "llama3.1-8b", "layers-per-stage": [16, -16, 32, 0]})", ": $.layers-per-stage[1]: must be"},
+      {R"({"model": "llama3.1-8b", "micro_batch": 2})", ": $.micro_batch: unknown key (did you mean \"micro-batch\"?)"},
+      {R"({"model": 8})", ": $.model: must be a string"},
+  }));
+  {
+    std::ofstream file(path);
+    file << body;
+  }
+  const Run run = ppsim_cli({"run", "-c", path});
+  std::remove(path.c_str());
+  INFO(body);
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.out.empty());
+  CHECK_THAT(run.err, Contains(path + expected));
+}

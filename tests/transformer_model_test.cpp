@@ -1,0 +1,320 @@
+// The transformer cost model: pass times against the FLOP and byte accounting, tensor- and
+// sequence-parallel scaling, layer placement, static memory of a hand-computed case, and the
+// training-step figures. An ideal machine (every efficiency 1, no latency) makes each time an exact
+// quotient of FLOPs or bytes, so the tests pin the accounting itself.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "models/transformer/layer_costs.hpp"
+#include "models/transformer/pass_costs.hpp"
+#include "models/transformer/stage_plan.hpp"
+#include "models/transformer/static_memory.hpp"
+#include "models/transformer/training_step.hpp"
+#include "models/transformer/transformer_cost_model.hpp"
+
+using Catch::Matchers::WithinRel;
+using ppsim::Architecture;
+using ppsim::HardwareProfile;
+using ppsim::PassTimes;
+using ppsim::Recompute;
+using ppsim::TrainingLayout;
+
+namespace {
+
+constexpr double kPeak = 1e15;       // FLOP/s
+constexpr double kHbm = 2e12;        // bytes/s
+constexpr double kNvlink = 4e11;     // bytes/s per direction
+constexpr double kInfiniband = 5e10;
+
+// Empty efficiency tables achieve the full peak; zero latencies leave only bytes over bandwidth.
+HardwareProfile ideal_machine() {
+  HardwareProfile p;
+  p.name = "ideal";
+  p.dense_peak_flops = {{"bf16", kPeak}};
+  p.memory_bandwidth = kHbm;
+  p.memory_capacity = std::int64_t{80} << 30;
+  p.devices_per_node = 8;
+  p.intra_node_bandwidth = kNvlink;
+  p.inter_node_bandwidth = kInfiniband;
+  return p;
+}
+
+// A plain GPT model (MHA, 4h GeLU MLP, LayerNorm, biases, learned positions, tied head).
+Architecture gpt(int layers = 8) {
+  return Architecture{.name = "gpt-test",
+                      .layers = layers,
+                      .hidden = 1024,
+                      .heads = 16,
+                      .kv_heads = 16,
+                      .ffn_hidden = 4096,
+                      .gated_mlp = false,
+                      .vocab = 32000,
+                      .tied_embeddings = true,
+                      .norm = Architecture::kLayerNorm,
+                      .linear_biases = true,
+                      .learned_positions = 2048,
+                      .source = "test"};
+}
+
+TrainingLayout layout(int t = 1, bool flash = false) {
+  TrainingLayout l;
+  l.seq = 2048;
+  l.micro_batch = 2;
+  l.tensor_parallel = t;
+  l.flash_attention = flash;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("Layer pass FLOPs on an ideal machine equal the zero-bubble Table 1 accounting") {
+  const Architecture arch = gpt();
+  const TrainingLayout l = layout();
+  const PassTimes times = ppsim::layer_pass_times(arch, l, ideal_machine());
+  const ppsim::LayerFlops flops = ppsim::layer_flops(arch, l.seq, l.micro_batch);
+  // Unfused attention runs every product over the full square, exactly the papers' count.
+  CHECK_THAT((times.forward.gemm + times.forward.attention) * kPeak, WithinRel(flops.forward, 1e-12));
+  CHECK_THAT((times.input_grad.gemm + times.input_grad.attention) * kPeak, WithinRel(flops.input_grad, 1e-12));
+  CHECK_THAT(times.weight_grad.gemm * kPeak, WithinRel(flops.weight_grad, 1e-12));
+  CHECK(times.weight_grad.attention == 0);
+  CHECK(times.weight_grad.memory == 0);
+  // sbh(24h + 4s), sbh(24h + 8s), sbh 24h with s = 2048, b = 2, h = 1024.
+  const double sbh = 2048.0 * 2 * 1024;
+  CHECK_THAT(flops.forward, WithinRel(sbh * (24 * 1024 + 4 * 2048), 1e-15));
+}
+
+TEST_CASE("Flash attention halves the causal square and recomputes the scores in the backward") {
+  const Architecture arch = gpt();
+  const PassTimes unfused = ppsim::layer_pass_times(arch, layout(1, false), ideal_machine());
+  const PassTimes flash = ppsim::layer_pass_times(arch, layout(1, true), ideal_machine());
+  // Unfused: 2 products forward, 4 backward; flash: 2 and 5 over half the square.
+  CHECK_THAT(flash.forward.attention, WithinRel(unfused.forward.attention / 2, 1e-12));
+  CHECK_THAT(flash.input_grad.attention, WithinRel(unfused.input_grad.attention * 5.0 / 8.0, 1e-12));
+  // No s x s softmax traffic: the memory-bound time drops by 4 bytes (F) and 6 bytes (I) per score.
+  const double scores = 2.0 * 16 * 2048 * 2048;  // b * a * s^2
+  CHECK_THAT((unfused.forward.memory - flash.forward.memory) * kHbm, WithinRel(4 * scores, 1e-9));
+  CHECK_THAT((unfused.input_grad.memory - flash.input_grad.memory) * kHbm, WithinRel(6 * scores, 1e-9));
+  CHECK(flash.forward.gemm == unfused.forward.gemm);
+}
+
+TEST_CASE("Memory-bound kernels of a GPT layer move the bytes the header counts") {
+  const Architecture arch = gpt();
+  const PassTimes times = ppsim::layer_pass_times(arch, layout(1, true), ideal_machine());
+  const double tokens = 2048.0 * 2;
+  const double h = 1024;
+  const double f = 4096;
+  // F: two norms 4Th, two residual adds 6Th, GELU 4Tf (2 bytes per element, read and write).
+  CHECK_THAT(times.forward.memory * kHbm, WithinRel(tokens * (2 * 4 * h + 2 * 6 * h + 4 * f), 1e-12));
+  // I: norms 6Th, residual adds 6Th, GELU backward 6Tf.
+  CHECK_THAT(times.input_grad.memory * kHbm, WithinRel(tokens * (2 * 6 * h + 2 * 6 * h + 6 * f), 1e-12));
+}
+
+TEST_CASE("Tensor parallelism divides the GEMMs and adds ring all-reduces on NVLink") {
+  const Architecture arch = gpt();
+  const int t = GENERATE(2, 4, 8);
+  CAPTURE(t);
+  const PassTimes one = ppsim::layer_pass_times(arch, layout(1), ideal_machine());
+  const PassTimes split = ppsim::layer_pass_times(arch, layout(t), ideal_machine());
+  CHECK_THAT(split.forward.gemm, WithinRel(one.forward.gemm / t, 1e-12));
+  CHECK_THAT(split.forward.attention, WithinRel(one.forward.attention / t, 1e-12));
+  CHECK_THAT(split.weight_grad.gemm, WithinRel(one.weight_grad.gemm / t, 1e-12));
+  CHECK(one.forward.collective == 0);
+  // Two all-reduces of 2Th bytes: 2 x 2(t-1) steps of 2Th/t bytes each.
+  const double bytes = 2.0 * 2048 * 2 * 1024;
+  const double all_reduce = 2.0 * (t - 1) * (bytes / t) / kNvlink;
+  CHECK_THAT(split.forward.collective, WithinRel(2 * all_reduce, 1e-12));
+  CHECK_THAT(split.input_grad.collective, WithinRel(2 * all_reduce, 1e-12));
+}
+
+TEST_CASE("Sequence parallelism keeps the collective volume and shards the replicated kernels") {
+  const Architecture arch = gpt();
+  TrainingLayout plain = layout(4, true);
+  TrainingLayout sp = plain;
+  sp.sequence_parallel = true;
+  const PassTimes a = ppsim::layer_pass_times(arch, plain, ideal_machine());
+  const PassTimes b = ppsim::layer_pass_times(arch, sp, ideal_machine());
+  // All-reduce = reduce-scatter + all-gather: the same bytes on the same ring.
+  CHECK_THAT(b.forward.collective, WithinRel(a.forward.collective, 1e-12));
+  // Norms and residual adds (20Th bytes in F) shrink by t; the GELU (split already) does not.
+  const double tokens = 2048.0 * 2;
+  CHECK_THAT((a.forward.memory - b.forward.memory) * kHbm, WithinRel(tokens * 20 * 1024 * (1 - 1.0 / 4), 1e-9));
+  // Activation stash follows Korthikanti: sbh(10 + 24/t) without, 34 sbh / t with (flash: no s^2 term).
+  const double sbh = tokens * 1024;
+  CHECK_THAT(ppsim::activation_bytes_per_layer(arch, plain.activation_layout()), WithinRel(sbh * (10 + 24.0 / 4), 1e-12));
+  CHECK_THAT(ppsim::activation_bytes_per_layer(arch, sp.activation_layout()), WithinRel(sbh * 34 / 4, 1e-12));
+}
+
+TEST_CASE("A tensor-parallel group larger than a node uses the inter-node link") {
+  HardwareProfile machine = ideal_machine();
+  machine.devices_per_node = 2;
+  const PassTimes times = ppsim::layer_pass_times(gpt(), layout(4), machine);
+  const double bytes = 2.0 * 2048 * 2 * 1024;
+  CHECK_THAT(times.forward.collective, WithinRel(2 * 2.0 * 3 * (bytes / 4) / kInfiniband, 1e-12));
+}
+
+TEST_CASE("Recomputation adds forward work to the input-gradient pass") {
+  const Architecture arch = gpt();
+  TrainingLayout l = layout(1, false);
+  const PassTimes none = ppsim::layer_pass_times(arch, l, ideal_machine());
+  l.recompute = Recompute::kSelective;
+  const PassTimes selective = ppsim::layer_pass_times(arch, l, ideal_machine());
+  l.recompute = Recompute::kFull;
+  const PassTimes full = ppsim::layer_pass_times(arch, l, ideal_machine());
+  CHECK(none.input_grad.recompute == 0);
+  // Selective: the attention core's forward (products and softmax); full: the whole forward.
+  const double softmax = 4.0 * 2 * 16 * 2048 * 2048 / kHbm;
+  CHECK_THAT(selective.input_grad.recompute, WithinRel(none.forward.attention + softmax, 1e-12));
+  CHECK_THAT(full.input_grad.recompute, WithinRel(none.forward.total(), 1e-12));
+  CHECK(full.forward.total() == none.forward.total());
+  CHECK(full.weight_grad.total() == none.weight_grad.total());
+}
+
+TEST_CASE("Layers split evenly with the remainder on the first stages, or as given") {
+  const Architecture arch = gpt(10);
+  const ppsim::StagePlan even = ppsim::plan_stages(arch, 4, {});
+  REQUIRE(even.error.empty());
+  std::vector<int> counts;
+  for (const auto& stage : even.stages) counts.push_back(stage.layers);
+  CHECK(counts == std::vector<int>{3, 3, 2, 2});
+  CHECK(even.stages.front().embedding);
+  CHECK(!even.stages.front().lm_head);
+  CHECK(even.stages.back().lm_head);
+  CHECK(even.stages[2].first_layer == 6);
+
+  const ppsim::StagePlan given = ppsim::plan_stages(arch, 4, {4, 3, 3, 0});
+  REQUIRE(given.error.empty());
+  CHECK(given.stages[3].layers == 0);
+  CHECK(given.stages[3].lm_head);
+  CHECK(ppsim::plan_stages(arch, 4, {4, 3, 3}).error == "has 3 entries; give one per stage (4 = p * v)");
+  CHECK(ppsim::plan_stages(arch, 4, {4, 3, 3, 1}).error == "sums to 11 layers but gpt-test has 10");
+  CHECK(ppsim::plan_stages(arch, 2, {12, -2}).error == "stage 1 has a negative layer count");
+}
+
+TEST_CASE("An unbalanced split moves work between stages and shows as imbalance") {
+  TrainingLayout l = layout(1, true);
+  l.pipeline = 2;
+  l.global_batch = 8;
+  // The LM head of a 32000-word vocabulary costs about 2.6 layers of h = 1024, so 2 + 6 puts most
+  // of the work on the last stage (and 5 + 3 would be nearly balanced).
+  l.layers_per_stage = {2, 6};
+  const ppsim::TransformerCostModel model({gpt(8), l, ideal_machine()}, {0, 1});
+  const PassTimes layer = ppsim::layer_pass_times(gpt(8), l, ideal_machine());
+  const PassTimes embedding = ppsim::embedding_pass_times(gpt(8), l, ideal_machine());
+  const PassTimes head = ppsim::lm_head_pass_times(gpt(8), l, ideal_machine());
+  CHECK_THAT(model.compute_time(ppsim::Op::kForward, 0),
+             WithinRel(2 * layer.forward.total() + embedding.forward.total(), 1e-12));
+  CHECK_THAT(model.compute_time(ppsim::Op::kForward, 1), WithinRel(6 * layer.forward.total() + head.forward.total(), 1e-12));
+  CHECK_THAT(model.compute_time(ppsim::Op::kBackward, 1),
+             WithinRel(6 * (layer.input_grad.total() + layer.weight_grad.total()) + head.input_grad.total() +
+                           head.weight_grad.total(),
+                       1e-12));
+  const double device_end[] = {1.0, 0.9};
+  const std::int64_t peaks[] = {0, 0};
+  const ppsim::TrainingFigures figures = ppsim::training_figures(model, 1.0, device_end, peaks);
+  const double work0 = figures.stages[0].forward + figures.stages[0].input_grad + figures.stages[0].weight_grad;
+  const double work1 = figures.stages[1].forward + figures.stages[1].input_grad + figures.stages[1].weight_grad;
+  CHECK_THAT(figures.stage_imbalance, WithinRel(std::max(work0, work1) / ((work0 + work1) / 2), 1e-12));
+  CHECK(figures.stage_imbalance > 1.4);
+}
+
+TEST_CASE("Static memory of a hand-computed case: 18 bytes per parameter, 6 + 12/d sharded") {
+  // gpt(4) on p = 2, t = 2. One layer: 12h^2 + 13h = 12,596,224 parameters. Stage 0: two layers and
+  // the embedding (32000 x 1024 split two ways, 16,384,000) plus the 2048 x 1024 learned positions
+  // (2,097,152, replicated): 25,192,448 / 2 + 16,384,000 + 2,097,152 = 31,077,376. Stage 1: two
+  // layers, the final LayerNorm (2,048) and its own copy of the tied head (16,384,000):
+  // 12,596,224 + 2,048 + 16,384,000 = 28,982,272.
+  const Architecture arch = gpt(4);
+  const ppsim::StagePlan plan = ppsim::plan_stages(arch, 2, {});
+  CHECK(ppsim::stage_parameter_count(arch, plan.stages[0], 2, false) == 31'077'376.0);
+  CHECK(ppsim::stage_parameter_count(arch, plan.stages[1], 2, false) == 28'982'272.0);
+
+  TrainingLayout l;
+  l.tensor_parallel = 2;
+  l.pipeline = 2;
+  l.data_parallel = 4;
+  l.workspace_bytes = 1 << 30;
+  const auto memory = ppsim::static_memory_per_device(arch, l, plan, {0, 1}, 2);
+  CHECK(memory[0].parameters == 2 * 31'077'376);
+  CHECK(memory[0].gradients == 4 * 31'077'376);
+  CHECK(memory[0].optimizer == 12 * 31'077'376);
+  CHECK(memory[0].total() == 18 * std::int64_t{31'077'376} + (1 << 30));
+  l.distributed_optimizer = true;
+  const auto sharded = ppsim::static_memory_per_device(arch, l, plan, {0, 1}, 2);
+  CHECK(sharded[1].optimizer == 3 * 28'982'272);  // 12 bytes / d = 4
+  CHECK(sharded[1].parameters + sharded[1].gradients == 6 * std::int64_t{28'982'272});
+  // A single stage holds one copy of a tied table.
+  const ppsim::StagePlan one = ppsim::plan_stages(arch, 1, {});
+  CHECK(ppsim::stage_parameter_count(arch, one.stages[0], 1, true) == static_cast<double>(ppsim::parameter_count(arch)));
+}
+
+TEST_CASE("The step adds the data-parallel reduction and the optimizer, and MFU follows") {
+  TrainingLayout l = layout(1, true);
+  l.pipeline = 2;
+  l.data_parallel = 4;
+  l.global_batch = 32;
+  const Architecture arch = gpt(4);
+  const ppsim::TransformerCostModel model({arch, l, ideal_machine()}, {0, 1});
+  const double makespan = 2.0;
+  const double device_end[] = {2.0, 1.5};
+  const std::int64_t peaks[] = {1 << 30, 1 << 29};
+  const double params0 = model.static_memory()[0].parameter_count;
+  const double params1 = model.static_memory()[1].parameter_count;
+  // Ring all-reduce of fp32 gradients over d = 4 on NVLink (t * d = 4 GPUs fit in a node).
+  CHECK_THAT(ppsim::dp_reduce_time(model.setup(), params0), WithinRel(2.0 * 3 * (4 * params0 / 4) / kNvlink, 1e-12));
+  // Adam: 4 + 30 bytes per parameter at HBM speed.
+  CHECK_THAT(ppsim::optimizer_step_time(model.setup(), params0), WithinRel(34 * params0 / kHbm, 1e-12));
+
+  const ppsim::TrainingFigures overlapped = ppsim::training_figures(model, makespan, device_end, peaks);
+  const double reduce0 = ppsim::dp_reduce_time(model.setup(), params0);
+  const double reduce1 = ppsim::dp_reduce_time(model.setup(), params1);
+  const double optimizer = std::max(ppsim::optimizer_step_time(model.setup(), params0),
+                                    ppsim::optimizer_step_time(model.setup(), params1));
+  CHECK_THAT(overlapped.step_time, WithinRel(std::max(2.0 + reduce0, 1.5 + reduce1) + optimizer, 1e-12));
+  CHECK(overlapped.gpus == 8);
+  CHECK(overlapped.tokens_per_step == 32 * 2048);
+  CHECK_THAT(overlapped.mfu, WithinRel(ppsim::step_flops(arch, 2048, 32, false) / (overlapped.step_time * 8 * kPeak), 1e-12));
+  CHECK(overlapped.hfu == overlapped.mfu);  // no recomputation
+  CHECK(overlapped.memory[0].activations == 1 << 30);
+  CHECK(overlapped.memory[0].total == model.static_bytes(0) + (1 << 30));
+  CHECK(overlapped.fits);
+
+  l.overlap_grad_reduce = false;
+  const ppsim::TransformerCostModel waiting({arch, l, ideal_machine()}, {0, 1});
+  const ppsim::TrainingFigures serial = ppsim::training_figures(waiting, makespan, device_end, peaks);
+  CHECK_THAT(serial.step_time, WithinRel(2.0 + std::max(reduce0, reduce1) + optimizer, 1e-12));
+}
+
+TEST_CASE("A device over capacity is a result that says so plainly") {
+  TrainingLayout l = layout(1, true);
+  l.pipeline = 1;
+  l.global_batch = 1;
+  HardwareProfile small = ideal_machine();
+  small.memory_capacity = std::int64_t{1} << 30;
+  const ppsim::TransformerCostModel model({gpt(4), l, small}, {0});
+  const double end[] = {1.0};
+  const std::int64_t peaks[] = {std::int64_t{3} << 29};  // 1.5 GiB of activations
+  const ppsim::TrainingFigures figures = ppsim::training_figures(model, 1.0, end, peaks);
+  CHECK(!figures.fits);
+  CHECK(!figures.memory[0].fits);
+  CHECK(figures.memory_verdict.starts_with("device 0 needs "));
+  CHECK(figures.memory_verdict.ends_with(" of 1.0 GiB: does not fit"));
+}
+
+TEST_CASE("Stage messages carry s*b*h bf16 activations, divided by t under sequence parallelism") {
+  TrainingLayout l = layout(4, true);
+  l.pipeline = 2;
+  l.data_parallel = 1;
+  const ppsim::TransformerCostModel plain({gpt(), l, ideal_machine()}, {0, 1});
+  CHECK(plain.message_bytes(0, 1) == 2 * 2048 * 2 * 1024);
+  l.sequence_parallel = true;
+  const ppsim::TransformerCostModel sp({gpt(), l, ideal_machine()}, {0, 1});
+  CHECK(sp.message_bytes(0, 1) == 2 * 2048 * 2 * 1024 / 4);
+  // t * d = 4 GPUs per pipeline device, 8 per node: devices 0 and 1 share a node, 1 and 2 do not.
+  l.pipeline = 4;
+  const ppsim::TransformerCostModel four({gpt(), l, ideal_machine()}, {0, 1, 2, 3});
+  CHECK(!four.crosses_nodes(0, 1));
+  CHECK(four.crosses_nodes(1, 2));
+  CHECK(four.link(0, 1).bandwidth == kNvlink);
+  CHECK(four.link(1, 2).bandwidth == kInfiniband);
+}

@@ -1,0 +1,55 @@
+#include "tools/ppsim/preset_list.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+#include "models/hardware/profile.hpp"
+#include "models/transformer/architecture.hpp"
+#include "sim/report/format.hpp"
+
+namespace ppsim {
+namespace {
+
+std::string scaled(double value, double unit, const char* suffix) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.4g%s", value / unit, suffix);
+  return buffer;
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+}  // namespace
+
+void write_preset_list(std::ostream& out) {
+  out << "models (--model NAME, or a JSON file like configs/models/NAME.json)\n";
+  TextTable models({Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
+                    Align::kRight, Align::kRight, Align::kLeft});
+  models.add_row({"name", "parameters", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "mlp"});
+  for (const Architecture& arch : architecture_presets()) {
+    models.add_row({arch.name, scaled(static_cast<double>(parameter_count(arch)), 1e9, "B"), std::to_string(arch.layers),
+                    std::to_string(arch.hidden), std::to_string(arch.heads), std::to_string(arch.kv_heads),
+                    std::to_string(arch.ffn_hidden), std::to_string(arch.vocab), arch.gated_mlp ? "SwiGLU" : "GeLU"});
+  }
+  out << models.render();
+
+  out << "\nhardware (--hardware NAME, or a JSON file like configs/hardware/NAME.json)\n";
+  TextTable hardware({Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
+                      Align::kRight, Align::kLeft});
+  hardware.add_row({"name", "bf16_dense", "hbm", "memory", "intra_node", "inter_node", "per_node", "efficiency"});
+  for (const HardwareProfile& profile : hardware_presets()) {
+    hardware.add_row({lower(profile.name), scaled(*profile.peak_flops("bf16"), 1e12, " TFLOP/s"),
+                      scaled(profile.memory_bandwidth, 1e12, " TB/s"), format_bytes(profile.memory_capacity),
+                      scaled(profile.intra_node_bandwidth, 1e9, " GB/s"), scaled(profile.inter_node_bandwidth, 1e9, " GB/s"),
+                      std::to_string(profile.devices_per_node), profile.efficiency_assumed ? "assumed" : "measured"});
+  }
+  out << hardware.render();
+  out << "Bandwidths are per GPU and direction. Sources: `source` in each configs/ file.\n";
+}
+
+}  // namespace ppsim
