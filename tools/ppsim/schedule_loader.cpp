@@ -9,6 +9,7 @@
 #include "schedules/validate.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/study.hpp"
+#include "tools/ppsim/transformer_study.hpp"
 
 namespace ppsim {
 namespace {
@@ -85,7 +86,9 @@ Program load_schedule_file(const std::string& path) {
   return std::move(parse.program);
 }
 
-std::string export_schedule(const Scenario& scenario) {
+std::string export_schedule(const Scenario& given) {
+  // A transformer study's m may come from its global batch.
+  const Scenario scenario = resolve_transformer_scenario(given);
   if (scenario.schedules.size() != 1) {
     throw InputError(scenario.source_of("schedule") + ": export writes one schedule; give one name");
   }
