@@ -1,0 +1,24 @@
+#pragma once
+// The ppsim-calibrate command line, runnable in-process so tests see exit statuses and streams:
+//   ppsim-calibrate [--backend cpu|cuda] [--model FILE.json|PRESET] [--tp N] [--seq N]
+//                   [--micro-batch N] [--precision bf16[,fp16,tf32,fp32]] [--quick] [-o FILE]
+// Exit status as ppsim's (DESIGN.md): 0 success, 2 bad input (one line naming the flag), 1 anything
+// else. The profile goes to -o FILE (written to FILE.tmp, then renamed, so a failed run leaves no
+// partial file) or to stdout; progress goes to stderr.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "tools/calibrate/backend.hpp"
+
+namespace ppsim::calibrate {
+
+inline constexpr const char* kCalibrateVersion = "ppsim-calibrate 0.1.0";
+
+// `args` excludes the program name; `backends` in order of preference for the default (the first
+// one available is used when --backend is not given).
+int run_calibrate_cli(const std::vector<std::string>& args, const std::vector<BackendEntry>& backends,
+                      std::ostream& out, std::ostream& err);
+
+}  // namespace ppsim::calibrate
