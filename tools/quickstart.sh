@@ -17,7 +17,12 @@ usage() {
 command="$1"
 shift
 
-"$root/tools/install-deps.sh"
+# Only the tests need a browser: `run` installs what ppsim needs, `test` also chromium and zlib.
+if [ "$command" = "test" ]; then
+  "$root/tools/install-deps.sh" --test
+else
+  "$root/tools/install-deps.sh"
+fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 
 case "$command" in

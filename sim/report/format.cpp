@@ -88,4 +88,18 @@ std::string TextTable::render() const {
   return out;
 }
 
+std::vector<std::size_t> listed_devices(std::size_t devices) {
+  constexpr std::size_t kMaxListedDevices = 16;
+  constexpr std::size_t kShownEnds = 8;
+  std::vector<std::size_t> listed;
+  if (devices <= kMaxListedDevices) {
+    for (std::size_t d = 0; d < devices; ++d) listed.push_back(d);
+    return listed;
+  }
+  for (std::size_t d = 0; d < kShownEnds; ++d) listed.push_back(d);
+  listed.push_back(std::string::npos);
+  for (std::size_t d = devices - kShownEnds; d < devices; ++d) listed.push_back(d);
+  return listed;
+}
+
 }  // namespace ppsim

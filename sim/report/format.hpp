@@ -34,6 +34,10 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// The devices a per-device table lists: all of them up to 16, else the first and last 8 with a gap
+// (std::string::npos) between, so tables of hundreds of devices stay readable.
+std::vector<std::size_t> listed_devices(std::size_t devices);
+
 // Pads `text` with spaces to `width` characters on the side `align` leaves open.
 std::string pad(const std::string& text, std::size_t width, Align align = Align::kLeft);
 

@@ -2,6 +2,7 @@
 // Reporters are sibling implementations of one small interface (as in Google Benchmark):
 // table for people, JSON for scripts, CSV for spreadsheets. Each writes one or more Reports.
 
+#include <cstddef>
 #include <iosfwd>
 #include <memory>
 #include <span>
@@ -18,6 +19,9 @@ struct ReportOptions {
   // `compare`: JSON is an array and the table is side by side even for one schedule, so scripts
   // see the same shape whatever the number of schedules. `run` leaves it false.
   bool side_by_side = false;
+  // Rows of the ASCII timeline stay within this many characters; long runs get coarser slots.
+  // The CLI sets the terminal's width when stdout is one; files and pipes keep 160.
+  std::size_t timeline_width = 160;
 };
 
 class Reporter {

@@ -11,13 +11,6 @@
 namespace ppsim {
 namespace {
 
-// Rows of the ASCII timeline stay within this many characters; long runs get coarser slots.
-constexpr std::size_t kTimelineWidth = 160;
-
-// Above this many devices the side-by-side table shows the first and last kShownEnds only.
-constexpr std::size_t kMaxListedDevices = 16;
-constexpr std::size_t kShownEnds = 8;
-
 std::string params_text(const ScheduleParams& params) {
   return "p=" + std::to_string(params.p) + " m=" + std::to_string(params.m) + " v=" + std::to_string(params.v);
 }
@@ -90,20 +83,7 @@ void write_one(std::ostream& out, const Report& report, const ReportOptions& opt
     write_links(out, result);
   }
   if (options.timeline && result.timeline)
-    out << '\n' << render_ascii_timeline(report, timeline_columns_for_width(report, kTimelineWidth));
-}
-
-// The devices to list: all of them, or the first and last kShownEnds with a gap (npos) between.
-std::vector<std::size_t> listed_devices(std::size_t devices) {
-  std::vector<std::size_t> listed;
-  if (devices <= kMaxListedDevices) {
-    for (std::size_t d = 0; d < devices; ++d) listed.push_back(d);
-    return listed;
-  }
-  for (std::size_t d = 0; d < kShownEnds; ++d) listed.push_back(d);
-  listed.push_back(std::string::npos);
-  for (std::size_t d = devices - kShownEnds; d < devices; ++d) listed.push_back(d);
-  return listed;
+    out << '\n' << render_ascii_timeline(report, timeline_columns_for_width(report, options.timeline_width));
 }
 
 // Adds one row per listed device; `cell` formats a device's figure, reports without it show "-".
@@ -168,7 +148,7 @@ void write_side_by_side(std::ostream& out, std::span<const Report> reports, cons
   for (const Report& report : reports) {
     if (!report.result.timeline) continue;
     out << "\n== " << report.schedule << " ==\n"
-        << render_ascii_timeline(report, timeline_columns_for_width(report, kTimelineWidth));
+        << render_ascii_timeline(report, timeline_columns_for_width(report, options.timeline_width));
   }
 }
 

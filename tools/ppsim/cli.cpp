@@ -2,8 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -12,9 +10,12 @@
 #include "tools/ppsim/config.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/formulas.hpp"
+#include "tools/ppsim/output_file.hpp"
+#include "tools/ppsim/pictures.hpp"
 #include "tools/ppsim/scenario.hpp"
 #include "tools/ppsim/schedule_loader.hpp"
 #include "tools/ppsim/study.hpp"
+#include "tools/ppsim/terminal.hpp"
 
 namespace ppsim {
 namespace {
@@ -72,32 +73,27 @@ Scenario scenario_from(const ScenarioFlags& flags) {
   return scenario;
 }
 
-void write_reports(const Scenario& scenario, bool side_by_side, std::ostream& out) {
-  const auto reports = simulate_all(scenario, scenario.timeline);
+void add_picture_flags(CLI::App& command, PictureFiles& files) {
+  command.add_option("--svg", files.svg, "write the timelines and memory curves as an SVG picture")->type_name("FILE");
+  command.add_option("--html", files.html, "write a self-contained HTML report: table, timelines, closed forms")
+      ->type_name("FILE");
+  command.add_option("--trace", files.trace, "write a Chrome trace-event JSON for Perfetto or chrome://tracing")
+      ->type_name("FILE");
+}
+
+// Pictures are written before stdout, so a file that cannot be written leaves stdout empty too.
+std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
+                                  std::ostream& out) {
+  auto reports = simulate_all(scenario, scenario.timeline || pictures.any());
   std::ostringstream buffer;  // nothing reaches `out` unless every schedule simulated
   ReportOptions options;
   options.timeline = scenario.timeline;
   options.side_by_side = side_by_side;
+  options.timeline_width = timeline_width_for(out);
   make_reporter(scenario.format)->write(buffer, reports, options);
+  write_pictures(scenario, reports, pictures);
   out << buffer.str();
-}
-
-// Writes beside the target and renames, so a failed run leaves no partial file behind.
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".ppsim-tmp";
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.flush();
-    if (!file) {
-      std::remove(temporary.c_str());
-      throw InputError("-o: cannot write " + path);
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw InputError("-o: cannot write " + path);
-  }
+  return reports;
 }
 
 void write_schedule_list(std::ostream& out) {
@@ -129,10 +125,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   ScenarioFlags run_flags;
   ScenarioFlags compare_flags;
+  PictureFiles run_pictures;
+  PictureFiles compare_pictures;
   CLI::App* run = app.add_subcommand("run", "simulate one schedule and print its figures");
   add_scenario_flags(*run, run_flags);
+  add_picture_flags(*run, run_pictures);
   CLI::App* compare = app.add_subcommand("compare", "simulate several schedules (-s a,b,...) side by side");
   add_scenario_flags(*compare, compare_flags);
+  add_picture_flags(*compare, compare_pictures);
   CLI::App* schedules = app.add_subcommand("schedules", "list the schedules: name, summary, constraints, source");
   ScenarioFlags export_flags;
   std::string export_path;
@@ -162,7 +162,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         throw InputError(scenario.source_of("schedule") + ": run simulates one schedule; use `ppsim compare -s " +
                          run_flags.text["schedule"] + "` for several");
       }
-      write_reports(scenario, false, out);
+      write_reports(scenario, false, run_pictures, out);
     } else if (export_command->parsed()) {
       Scenario scenario = scenario_from(export_flags);
       const bool json_path = export_path.size() >= 5 && export_path.compare(export_path.size() - 5, 5, ".json") == 0;
@@ -171,7 +171,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       if (export_path.empty()) {
         out << text;
       } else {
-        write_file_atomically(export_path, text);
+        write_file_atomically(export_path, text, "-o");
       }
     } else if (formulas->parsed()) {
       std::ostringstream buffer;
@@ -194,9 +194,19 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       if (compare_flags.options["schedule"]->count() == 0 && scenario.sources.count("schedule") == 0) {
         scenario.schedules = {"gpipe", "1f1b"};
       }
-      write_reports(scenario, true, out);
+      write_reports(scenario, true, compare_pictures, out);
     } else {
-      write_reports(default_study(), true, out);
+      // The default study also leaves its pictures in the working directory; not being able to
+      // write them there (a read-only directory) does not spoil the tables already printed.
+      const Scenario study = default_study();
+      const auto reports = write_reports(study, true, {}, out);
+      try {
+        write_file_atomically(kDefaultReportPath, html_report(study, reports), "ppsim");
+        err << "ppsim: wrote the report to " << kDefaultReportPath << '\n';
+      } catch (const InputError&) {
+        err << "ppsim: note: cannot write " << kDefaultReportPath
+            << " in this directory; `ppsim compare --html FILE` writes it elsewhere\n";
+      }
     }
     return kExitOk;
   } catch (const CLI::ParseError& error) {

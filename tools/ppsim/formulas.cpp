@@ -83,34 +83,43 @@ double simulated_figure(const Result& result, Figure figure, int device) {
   return 0;
 }
 
+std::vector<ClosedFormNote> closed_form_notes(const Scenario& scenario, const Report& report) {
+  std::vector<ClosedFormNote> notes;
+  const ScheduleInfo* info = find_schedule(report.schedule);
+  if (info == nullptr || info->build == nullptr) return notes;  // a custom schedule has no closed form
+  // A transformer study's costs come from its model, per stage, not from the scenario's F and B.
+  const auto input = scenario.model.empty() ? formula_input(scenario_for_schedule(scenario, *info)) : std::nullopt;
+  for (const ClosedForm& form : closed_forms()) {
+    if (form.schedule != report.schedule) continue;
+    const bool holds = input && form.holds(*input);
+    const int devices = form.per_device() ? report.result.p : 1;
+    for (int d = 0; d < devices; ++d) {
+      ClosedFormNote note;
+      note.figure = form.figure;
+      note.device = form.per_device() ? d : -1;
+      note.expression = std::string(form.expression);
+      note.holds = holds;
+      note.simulated = simulated_figure(report.result, form.figure, d);
+      note.verdict = input ? "outside: " + std::string(form.regime) : "outside: per-stage costs";
+      if (holds) {
+        note.predicted = form.value(*input, d);
+        note.verdict = agrees(note.predicted, note.simulated) ? "agrees" : "DIFFERS";
+      }
+      notes.push_back(std::move(note));
+    }
+  }
+  return notes;
+}
+
 void write_formulas(const Scenario& scenario, std::ostream& out) {
   const auto reports = simulate_all(scenario, false);
   std::ostringstream text;
   TextTable table({Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight, Align::kRight, Align::kLeft});
   table.add_row({"schedule", "figure", "closed form", "predicted", "simulated", "regime"});
   for (const Report& report : reports) {
-    const ScheduleInfo* info = find_schedule(report.schedule);
-    if (info == nullptr || info->build == nullptr) continue;  // a custom schedule has no closed form
-    const auto input = formula_input(scenario_for_schedule(scenario, *info));
-    for (const ClosedForm& form : closed_forms()) {
-      if (form.schedule != report.schedule) continue;
-      const bool holds = input && form.holds(*input);
-      const int devices = form.per_device() ? report.result.p : 1;
-      for (int d = 0; d < devices; ++d) {
-        const double simulated = simulated_figure(report.result, form.figure, d);
-        std::string figure(figure_name(form.figure));
-        if (form.per_device()) figure += " d" + std::to_string(d);
-        std::string predicted = "-";
-        std::string regime = "outside: " + std::string(form.regime);
-        if (!input) regime = "outside: per-stage costs";
-        if (holds) {
-          const double value = form.value(*input, d);
-          predicted = show(value);
-          regime = agrees(value, simulated) ? "agrees" : "DIFFERS";
-        }
-        table.add_row({report.schedule + " (v=" + std::to_string(report.params.v) + ")", figure,
-                       std::string(form.expression), predicted, show(simulated), regime});
-      }
+    for (const ClosedFormNote& note : closed_form_notes(scenario, report)) {
+      table.add_row({report.schedule + " (v=" + std::to_string(report.params.v) + ")", note_figure_name(note),
+                     note.expression, note.holds ? show(note.predicted) : "-", show(note.simulated), note.verdict});
     }
   }
   text << "closed forms at p=" << scenario.params.p << " m=" << scenario.params.m

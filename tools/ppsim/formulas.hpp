@@ -3,8 +3,11 @@
 // which compares them over a grid inside each formula's regime.
 
 #include <iosfwd>
+#include <vector>
 
 #include "schedules/closed_forms.hpp"
+#include "sim/report/closed_form_note.hpp"
+#include "sim/report/report.hpp"
 #include "sim/result.hpp"
 #include "tools/ppsim/scenario.hpp"
 
@@ -15,6 +18,10 @@ inline constexpr double kFormulaTolerance = 1e-9;
 
 // The simulated counterpart of a closed form's figure.
 double simulated_figure(const Result& result, Figure figure, int device);
+
+// The closed forms of `report`'s schedule evaluated for `scenario` (as given to simulate_all, before
+// a schedule's own v splits the costs), beside the report's figures; empty for a custom schedule.
+std::vector<ClosedFormNote> closed_form_notes(const Scenario& scenario, const Report& report);
 
 // Prints the closed forms of the scenario's schedules beside one simulation of each.
 void write_formulas(const Scenario& scenario, std::ostream& out);

@@ -1,0 +1,635 @@
+#include "sim/report/svg_timeline.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "sim/report/format.hpp"
+#include "sim/report/markup.hpp"
+#include "sim/report/time_axis.hpp"
+
+namespace ppsim {
+namespace {
+
+// Layout in px. 1160 wide fits a 1200 px page with its margins.
+constexpr double kFigureWidth = 1160;
+constexpr double kPlotLeft = 64;
+constexpr double kPlotRight = 16;
+constexpr double kTitleBaseline = 18;
+constexpr double kCaptionBaseline = 36;
+constexpr double kLegendTop = 45;
+constexpr double kLanesTop = 66;
+constexpr double kAxisHeight = 38;
+constexpr double kMemoryHeading = 18;
+constexpr double kMemoryHeight = 100;
+constexpr double kMemoryBottom = 14;
+constexpr double kBinPx = 2;        // width of one bin when lanes are aggregated
+constexpr double kCharWidth = 6.2;  // an 11 px sans-serif character, for placing legend items
+constexpr double kDigitWidth = 6;   // a 10 px label character, to decide whether a label fits its box
+
+// Kinds of boxes, in the order they stack in an aggregated bin (bottom up).
+enum Kind { kF, kB, kI, kW, kFB, kNumKinds };
+constexpr std::array<const char*, kNumKinds> kKindClass = {"f", "b", "i", "w", "fb"};
+constexpr std::array<const char*, kNumKinds> kKindLegend = {"F forward", "B backward", "I input gradient",
+                                                            "W weight gradient", "F&B overlapped"};
+// Labels are dark on the light boxes and light on the dark ones.
+constexpr std::array<const char*, kNumKinds> kLabelClass = {"mb", "mb light", "mb light", "mb", "mb light"};
+
+constexpr std::array<const char*, 10> kDeviceColours = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                                        "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f"};
+
+Kind kind_of(const Span& span) {
+  if (span.action.fused_with_next) return kFB;
+  switch (span.action.op) {
+    case Op::kForward:
+      return kF;
+    case Op::kBackward:
+      return kB;
+    case Op::kBackwardInput:
+      return kI;
+    case Op::kBackwardWeight:
+      return kW;
+  }
+  return kF;
+}
+
+const char* device_colour(std::size_t d) { return kDeviceColours[d % kDeviceColours.size()]; }
+
+double last_time(const Report& report) {
+  double end = 0;
+  if (!report.result.timeline) return report.result.makespan;
+  for (const Span& span : report.result.timeline->spans) end = std::max(end, span.end);
+  for (const MessageSpan& message : report.result.timeline->messages) end = std::max(end, message.arrival);
+  return end;
+}
+
+bool has_bytes(const Report& report) {
+  return std::any_of(report.result.per_device.begin(), report.result.per_device.end(),
+                     [](const DeviceFigures& f) { return f.peak_memory_bytes != 0; });
+}
+
+double memory_value(const MemorySample& sample, const FigureScale& scale) {
+  return scale.memory_bytes ? static_cast<double>(sample.bytes) : sample.stashed;
+}
+
+// Messages are worth a lane when they take time: the scenario gave the links a latency or a bandwidth.
+bool messages_take_time(const Timeline& timeline) {
+  return std::any_of(timeline.messages.begin(), timeline.messages.end(), [](const MessageSpan& message) {
+    return message.arrival > message.depart_start || message.depart_end > message.depart_start;
+  });
+}
+
+std::string op_label(const Span& span, bool several_stages) {
+  const auto one = [&](const Action& action) {
+    return several_stages ? to_string(action) : std::to_string(action.microbatch);
+  };
+  std::string label = one(span.action);
+  if (span.action.fused_with_next) label += "+" + one(span.partner);
+  return label;
+}
+
+std::string op_title(const Span& span) {
+  std::string title = to_string(span.action);
+  if (span.action.fused_with_next) title += "+" + to_string(span.partner);
+  return title;
+}
+
+// Appends `<rect .../>` with attributes in a fixed order.
+void rect(std::string& out, const char* cls, double x, double y, double width, double height,
+          const std::string& extra = {}) {
+  out += "<rect class=\"";
+  out += cls;
+  out += "\" x=\"" + fixed(x) + "\" y=\"" + fixed(y) + "\" width=\"" + fixed(std::max(width, 0.0)) + "\" height=\"" +
+         fixed(height) + "\"" + extra + "/>\n";
+}
+
+void text(std::string& out, const char* cls, double x, double y, const std::string& content,
+          const char* anchor = nullptr) {
+  out += "<text class=\"";
+  out += cls;
+  out += "\" x=\"" + fixed(x) + "\" y=\"" + fixed(y) + "\"";
+  if (anchor != nullptr) out += std::string(" text-anchor=\"") + anchor + "\"";
+  out += ">" + xml_escape(content) + "</text>\n";
+}
+
+void line(std::string& out, const char* cls, double x1, double y1, double x2, double y2) {
+  out += "<line class=\"";
+  out += cls;
+  out += "\" x1=\"" + fixed(x1) + "\" y1=\"" + fixed(y1) + "\" x2=\"" + fixed(x2) + "\" y2=\"" + fixed(y2) + "\"/>\n";
+}
+
+// Busy time per kind in bins of `bin_time`, for the bins a lane spans.
+using Bins = std::vector<std::array<double, kNumKinds>>;
+
+void add_to_bins(Bins& bins, double bin_time, double start, double end, int kind) {
+  if (!(end > start) || bins.empty()) return;
+  const auto last = static_cast<std::ptrdiff_t>(bins.size()) - 1;
+  auto first_bin = std::clamp(static_cast<std::ptrdiff_t>(std::floor(start / bin_time)), std::ptrdiff_t{0}, last);
+  auto last_bin = std::clamp(static_cast<std::ptrdiff_t>(std::floor(end / bin_time)), std::ptrdiff_t{0}, last);
+  for (auto b = first_bin; b <= last_bin; ++b) {
+    const double from = std::max(start, static_cast<double>(b) * bin_time);
+    const double to = std::min(end, static_cast<double>(b + 1) * bin_time);
+    if (to > from) bins[static_cast<std::size_t>(b)][static_cast<std::size_t>(kind)] += to - from;
+  }
+}
+
+// Stacked bars of each bin's busy share, one <path> per kind; runs of equal bars merge into one.
+void draw_bins(std::string& out, const Bins& bins, double bin_time, double left, double top, double height,
+               const std::array<const char*, kNumKinds>& classes) {
+  using Heights = std::array<double, kNumKinds>;
+  // Steps of a twentieth of the lane (at least half a pixel): finer detail is invisible, and
+  // coarser steps merge more bins.
+  const double quantum = std::max(0.5, height / 20);
+  auto heights_of = [&](const std::array<double, kNumKinds>& busy) {
+    Heights heights{};
+    for (std::size_t k = 0; k < kNumKinds; ++k) {
+      heights[k] = std::round(std::min(busy[k] / bin_time, 1.0) * height / quantum) * quantum;
+    }
+    return heights;
+  };
+  std::array<std::string, kNumKinds> paths;
+  auto flush = [&](std::size_t from, std::size_t to, const Heights& heights) {
+    double bottom = top + height;
+    const std::string x = fixed(left + static_cast<double>(from) * kBinPx);
+    const std::string w = fixed(static_cast<double>(to - from) * kBinPx);
+    for (std::size_t k = 0; k < kNumKinds; ++k) {
+      if (heights[k] <= 0) continue;
+      const double h = std::min(heights[k], bottom - top);
+      paths[k] += "M" + x + "," + fixed(bottom - h) + "h" + w + "v" + fixed(h) + "h-" + w + "z";
+      bottom -= h;
+    }
+  };
+  std::size_t run_start = 0;
+  Heights run{};
+  for (std::size_t b = 0; b < bins.size(); ++b) {
+    const Heights heights = heights_of(bins[b]);
+    if (b == 0) {
+      run = heights;
+    } else if (heights != run) {
+      flush(run_start, b, run);
+      run_start = b;
+      run = heights;
+    }
+  }
+  if (!bins.empty()) flush(run_start, bins.size(), run);
+  for (std::size_t k = 0; k < kNumKinds; ++k) {
+    if (!paths[k].empty()) out += "<path class=\"bin " + std::string(classes[k]) + "\" d=\"" + paths[k] + "\"/>\n";
+  }
+}
+
+void draw_heading(std::string& out, const Report& report, const FigureScale& scale, const FigureOptions& options,
+                  const TimeUnit& unit) {
+  const ScheduleParams& params = report.params;
+  out += "<text class=\"title\" x=\"8\" y=\"" + fixed(kTitleBaseline) + "\">" + xml_escape(report.schedule) +
+         "<tspan class=\"subtitle\"> p=" + std::to_string(params.p) + " m=" + std::to_string(params.m) +
+         " v=" + std::to_string(params.v) + " · makespan " + format_figure(report.result.makespan * unit.scale) + " " +
+         xml_escape(unit.name) + " · bubble_ratio " + format_figure(report.result.bubble_ratio) + "</tspan></text>\n";
+  if (!options.caption.empty()) text(out, "caption", 8, kCaptionBaseline, options.caption);
+  (void)scale;
+}
+
+void draw_legend(std::string& out, const Report& report, const FigureLayout& layout, const FigureOptions& options) {
+  std::array<bool, kNumKinds> present{};
+  for (const Span& span : report.result.timeline->spans) present[kind_of(span)] = true;
+  double x = 8;
+  const double y = kLegendTop;
+  auto item = [&](const std::string& swatch, const std::string& label) {
+    out += swatch;
+    text(out, "legend", x + 14, y + 9, label);
+    x += 14 + static_cast<double>(label.size()) * kCharWidth + 14;
+  };
+  for (std::size_t k = 0; k < kNumKinds; ++k) {
+    if (!present[k]) continue;
+    std::string swatch;
+    const std::string fill = k == kFB ? " fill=\"url(#" + options.id_prefix + "fb)\"" : "";
+    rect(swatch, (std::string("key ") + kKindClass[k]).c_str(), x, y, 10, 10, fill);
+    item(swatch, kKindLegend[k]);
+  }
+  std::string idle;
+  rect(idle, "idle", x, y, 10, 10);
+  item(idle, "idle");
+  std::string phase;
+  line(phase, "phase", x + 5, y - 1, x + 5, y + 11);
+  item(phase, "warm-up | steady | cool-down");
+  if (!layout.links.empty()) {
+    std::string busy;
+    rect(busy, "msg", x, y + 2, 10, 6);
+    item(busy, "link busy");
+    std::string flight;
+    rect(flight, "flight", x, y + 3, 10, 4);
+    item(flight, "in flight (latency)");
+  }
+  if (layout.aggregated) {
+    text(out, "legend", x, y + 9,
+         std::to_string(report.result.timeline->spans.size()) + " ops: bars show busy share per " + fixed(kBinPx) +
+             " px");
+  }
+}
+
+void draw_lanes(std::string& out, const Report& report, const FigureScale& scale, const FigureLayout& layout,
+                const FigureOptions& options) {
+  const Timeline& timeline = *report.result.timeline;
+  const std::size_t devices = layout.lane_top.size();
+  const bool several_stages = report.program.num_stages() > report.program.num_devices;
+  const double end_x = figure_x(layout, scale, last_time(report));
+  // Lane labels every k-th lane when lanes are too thin for a label each.
+  const std::size_t label_every =
+      layout.lane_height >= 9 ? 1 : static_cast<std::size_t>(std::ceil(9 / layout.lane_height));
+
+  std::vector<std::vector<const Span*>> rows(devices);
+  for (const Span& span : timeline.spans) {
+    if (span.device >= 0 && static_cast<std::size_t>(span.device) < devices) {
+      rows[static_cast<std::size_t>(span.device)].push_back(&span);
+    }
+  }
+  const std::size_t bins = static_cast<std::size_t>(std::floor(layout.plot_width / kBinPx));
+  const double bin_time = scale.time_end / static_cast<double>(bins);
+  for (std::size_t d = 0; d < devices; ++d) {
+    const double top = layout.lane_top[d];
+    const double h = layout.lane_height;
+    out += "<g class=\"lane\" data-device=\"" + std::to_string(d) + "\">\n";
+    if (d % label_every == 0) {
+      text(out, "label", layout.plot_left - 6, top + h / 2 + 4, "d" + std::to_string(d), "end");
+    }
+    rect(out, "idle", layout.plot_left, top, end_x - layout.plot_left, h);
+    if (layout.aggregated) {
+      Bins busy(bins);
+      for (const Span* span : rows[d]) add_to_bins(busy, bin_time, span->start, span->end, kind_of(*span));
+      draw_bins(out, busy, bin_time, layout.plot_left, top, h, kKindClass);
+    } else {
+      for (const Span* span : rows[d]) {
+        const Kind kind = kind_of(*span);
+        const double x0 = figure_x(layout, scale, span->start);
+        const double x1 = figure_x(layout, scale, span->end);
+        const std::string fill = kind == kFB ? " fill=\"url(#" + options.id_prefix + "fb)\"" : "";
+        out += "<rect class=\"op " + std::string(kKindClass[kind]) + "\" x=\"" + fixed(x0) + "\" y=\"" + fixed(top) +
+               "\" width=\"" + fixed(std::max(x1 - x0, 0.0)) + "\" height=\"" + fixed(h) + "\"" + fill + "><title>" +
+               op_title(*span) + "</title></rect>\n";
+        const std::string label = op_label(*span, several_stages);
+        if (h >= 12 && x1 - x0 >= static_cast<double>(label.size()) * kDigitWidth + 2) {
+          text(out, kLabelClass[kind], (x0 + x1) / 2, top + h / 2 + 3.5, label);
+        }
+      }
+    }
+    // Phase boundaries: before the first backward, after the last forward (as the ASCII timeline).
+    const auto& phases = report.result.per_device[d].phases;
+    const auto& warmup = phases[static_cast<std::size_t>(Phase::kWarmup)];
+    const auto& steady = phases[static_cast<std::size_t>(Phase::kSteady)];
+    const auto& cooldown = phases[static_cast<std::size_t>(Phase::kCooldown)];
+    std::vector<double> marks;
+    if (warmup.ops > 0 && steady.ops + cooldown.ops > 0)
+      marks.push_back(steady.ops > 0 ? steady.start : cooldown.start);
+    if (cooldown.ops > 0 && warmup.ops + steady.ops > 0) marks.push_back(steady.ops > 0 ? steady.end : warmup.end);
+    for (const double t : marks) {
+      const double x = figure_x(layout, scale, t);
+      line(out, "phase", x, top - 2, x, top + h + 2);
+    }
+    out += "</g>\n";
+  }
+}
+
+void draw_links(std::string& out, const Report& report, const FigureScale& scale, const FigureLayout& layout) {
+  if (layout.links.empty()) return;
+  const Timeline& timeline = *report.result.timeline;
+  std::map<std::pair<int, int>, std::size_t> lane_of;
+  for (std::size_t i = 0; i < layout.links.size(); ++i) {
+    const LinkFigures& link = report.result.per_link[layout.links[i]];
+    lane_of[{link.src, link.dst}] = i;
+  }
+  const std::size_t bins = static_cast<std::size_t>(std::floor(layout.plot_width / kBinPx));
+  const double bin_time = scale.time_end / static_cast<double>(bins);
+  std::vector<Bins> busy(layout.links.size(), Bins(layout.aggregated ? bins : 0));
+  std::vector<std::string> bars(layout.links.size());
+  const double h = layout.link_height;
+  for (const MessageSpan& message : timeline.messages) {
+    const auto it = lane_of.find({message.src, message.dst});
+    if (it == lane_of.end()) continue;
+    const std::size_t i = it->second;
+    if (layout.aggregated) {
+      // Busy share at the bottom, the share in flight (latency) above it; flights may overlap.
+      add_to_bins(busy[i], bin_time, message.depart_start, message.depart_end, 0);
+      add_to_bins(busy[i], bin_time, message.depart_end, message.arrival, 1);
+      continue;
+    }
+    const double top = layout.link_top[i];
+    const double x0 = figure_x(layout, scale, message.depart_start);
+    const double x1 = figure_x(layout, scale, message.depart_end);
+    const double x2 = figure_x(layout, scale, message.arrival);
+    const std::string title = "<title>" + to_string(message.from) + " d" + std::to_string(message.src) + " to d" +
+                              std::to_string(message.dst) + "</title>";
+    if (x2 > x1) {
+      bars[i] += "<rect class=\"flight\" x=\"" + fixed(x1) + "\" y=\"" + fixed(top + h / 4) + "\" width=\"" +
+                 fixed(x2 - x1) + "\" height=\"" + fixed(h / 2) + "\">" + title + "</rect>\n";
+    }
+    if (x1 > x0) {
+      bars[i] += "<rect class=\"msg\" x=\"" + fixed(x0) + "\" y=\"" + fixed(top) + "\" width=\"" + fixed(x1 - x0) +
+                 "\" height=\"" + fixed(h) + "\">" + title + "</rect>\n";
+    }
+  }
+  const std::array<const char*, kNumKinds> link_classes = {"msg", "flight", "msg", "msg", "msg"};
+  for (std::size_t i = 0; i < layout.links.size(); ++i) {
+    const LinkFigures& link = report.result.per_link[layout.links[i]];
+    out += "<g class=\"link\" data-src=\"" + std::to_string(link.src) + "\" data-dst=\"" + std::to_string(link.dst) +
+           "\">\n";
+    text(out, "label small", layout.plot_left - 6, layout.link_top[i] + h - 1,
+         std::to_string(link.src) + "→" + std::to_string(link.dst), "end");
+    if (layout.aggregated) {
+      draw_bins(out, busy[i], bin_time, layout.plot_left, layout.link_top[i], h, link_classes);
+    } else {
+      out += bars[i];
+    }
+    out += "</g>\n";
+  }
+}
+
+void draw_axis(std::string& out, const FigureScale& scale, const FigureLayout& layout, const TimeUnit& unit) {
+  const double y = layout.axis_top;
+  out += "<g class=\"time-axis\">\n";
+  line(out, "axis", layout.plot_left, y, layout.plot_left + layout.plot_width, y);
+  // About one tick per 100 px; labels in the display unit.
+  for (const double tick : axis_ticks(scale.time_end * unit.scale, 11)) {
+    const double x = figure_x(layout, scale, tick / unit.scale);
+    line(out, "axis", x, y, x, y + 4);
+    text(out, "tick", x, y + 15, format_figure(tick), "middle");
+  }
+  text(out, "tick", layout.plot_left + layout.plot_width / 2, y + 30, "time (" + unit.name + ")", "middle");
+  out += "</g>\n";
+}
+
+std::string memory_text(double value, const FigureScale& scale) {
+  return scale.memory_bytes ? format_bytes(static_cast<std::int64_t>(std::llround(value))) : format_figure(value);
+}
+
+void draw_memory(std::string& out, const Report& report, const FigureScale& scale, const FigureLayout& layout) {
+  const Timeline& timeline = *report.result.timeline;
+  const double top = layout.memory_top;
+  const double height = layout.memory_height;
+  const double left = layout.plot_left;
+  const double right = layout.plot_left + layout.plot_width;
+  const std::size_t devices = layout.lane_top.size();
+  auto y_of = [&](double value) { return top + height * (1 - std::clamp(value / scale.memory_top, 0.0, 1.05)); };
+
+  out += "<g class=\"memory\">\n";
+  const std::string heading = scale.memory_bytes ? "memory per device (static + activations)"
+                                                 : "stashed micro-batches per device (no byte sizes given)";
+  text(out, "legend", 8, top - 6, heading);
+  // Device colours, after the heading (up to 16 listed; more cycle through the same colours).
+  double x = 8 + static_cast<double>(heading.size()) * kCharWidth + 16;
+  for (std::size_t d = 0; d < std::min<std::size_t>(devices, 16); ++d) {
+    out += "<rect class=\"swatch\" x=\"" + fixed(x) + "\" y=\"" + fixed(top - 14) +
+           "\" width=\"10\" height=\"10\" fill=\"" + device_colour(d) + "\"/>\n";
+    text(out, "legend", x + 13, top - 6, "d" + std::to_string(d));
+    x += 13 + kCharWidth * static_cast<double>(std::to_string(d).size() + 1) + 10;
+  }
+  if (devices > 16) text(out, "legend", x, top - 6, "... (colours repeat)");
+
+  rect(out, "chart", left, top, layout.plot_width, height);
+  for (const double fraction : {0.0, 0.5, 1.0}) {
+    const double value = scale.memory_top * fraction;
+    const double y = y_of(value);
+    line(out, "grid", left, y, right, y);
+    text(out, "tick", left - 6, y + 4, memory_text(value, scale), "end");
+  }
+
+  // Step curves of the value after each instant: frees come before allocations at one time, so the
+  // samples between are dips no one would see. A device with many samples is drawn as its per-pixel
+  // envelope (low, high, last), which keeps every peak visible at a fraction of the points.
+  std::vector<std::vector<std::pair<double, double>>> per_device(devices);
+  for (const MemorySample& sample : timeline.memory) {
+    if (sample.device < 0 || static_cast<std::size_t>(sample.device) >= devices) continue;
+    auto& curve = per_device[static_cast<std::size_t>(sample.device)];
+    const double value = memory_value(sample, scale);
+    if (!curve.empty() && curve.back().first == sample.time) {
+      curve.back().second = value;
+    } else {
+      curve.emplace_back(sample.time, value);
+    }
+  }
+  const double end_x = figure_x(layout, scale, last_time(report));
+  double overall_peak = -1;
+  std::size_t overall_device = 0;
+  double overall_x = 0;
+  for (std::size_t d = 0; d < devices; ++d) {
+    const auto& curve = per_device[d];
+    if (curve.empty()) continue;
+    // A step path: H to each change's time, V to its new value.
+    std::string path =
+        "M" + fixed(figure_x(layout, scale, curve.front().first)) + "," + fixed(y_of(curve.front().second));
+    double previous = curve.front().second;
+    const bool envelope = curve.size() > 2 * static_cast<std::size_t>(layout.plot_width / kBinPx);
+    if (!envelope) {
+      for (std::size_t i = 1; i < curve.size(); ++i) {
+        const auto [time, value] = curve[i];
+        if (value == previous) continue;
+        path += "H" + fixed(figure_x(layout, scale, time)) + "V" + fixed(y_of(value));
+        previous = value;
+      }
+    } else {
+      // Per bin of kBinPx: up to the highest value, down to the lowest, then the last.
+      std::size_t i = 1;
+      while (i < curve.size()) {
+        const double column = std::floor((figure_x(layout, scale, curve[i].first) - layout.plot_left) / kBinPx);
+        double low = previous;
+        double high = previous;
+        double last = previous;
+        for (; i < curve.size() &&
+               std::floor((figure_x(layout, scale, curve[i].first) - layout.plot_left) / kBinPx) == column;
+             ++i) {
+          last = curve[i].second;
+          low = std::min(low, last);
+          high = std::max(high, last);
+        }
+        if (high == previous && low == previous && last == previous) continue;
+        path += "H" + fixed(layout.plot_left + column * kBinPx, 1);
+        if (high != previous) path += "V" + fixed(y_of(high), 1);
+        if (low != high) path += "V" + fixed(y_of(low), 1);
+        if (last != low) path += "V" + fixed(y_of(last), 1);
+        previous = last;
+      }
+    }
+    path += "H" + fixed(end_x);
+    out += "<path class=\"mem\" data-device=\"" + std::to_string(d) + "\" stroke=\"" + device_colour(d) + "\" d=\"" +
+           path + "\"/>\n";
+
+    // The device's peak: the first time it is reached.
+    std::size_t peak = 0;
+    for (std::size_t i = 1; i < curve.size(); ++i) {
+      if (curve[i].second > curve[peak].second) peak = i;
+    }
+    const double peak_value = curve[peak].second;
+    const double px = figure_x(layout, scale, curve[peak].first);
+    out += "<circle class=\"peak\" cx=\"" + fixed(px) + "\" cy=\"" + fixed(y_of(peak_value)) + "\" r=\"3\" fill=\"" +
+           device_colour(d) + "\"><title>d" + std::to_string(d) + " peak " +
+           xml_escape(memory_text(peak_value, scale)) + "</title></circle>\n";
+    if (peak_value > overall_peak) {
+      overall_peak = peak_value;
+      overall_device = d;
+      overall_x = px;
+    }
+  }
+  if (overall_peak >= 0) {
+    const bool near_right = overall_x > right - 160;
+    text(out, "legend", overall_x + (near_right ? -6 : 6), y_of(overall_peak) - 5,
+         "peak " + memory_text(overall_peak, scale) + " (d" + std::to_string(overall_device) + ")",
+         near_right ? "end" : nullptr);
+  }
+  if (scale.memory_bytes && report.memory_capacity) {
+    const double y = y_of(static_cast<double>(*report.memory_capacity));
+    line(out, "cap", left, y, right, y);
+    text(out, "legend cap-label", right - 4, y - 4, "capacity " + format_bytes(*report.memory_capacity), "end");
+  }
+  out += "</g>\n";
+}
+
+}  // namespace
+
+double figure_x(const FigureLayout& layout, const FigureScale& scale, double t) {
+  return layout.plot_left + layout.plot_width * t / scale.time_end;
+}
+
+FigureScale figure_scale(std::span<const Report> reports) {
+  FigureScale scale;
+  double end = 0;
+  double top = 0;
+  scale.memory_bytes = std::any_of(reports.begin(), reports.end(), has_bytes);
+  for (const Report& report : reports) {
+    end = std::max(end, last_time(report));
+    scale.seconds = scale.seconds || times_in_seconds(report);
+    for (const DeviceFigures& f : report.result.per_device) {
+      top = std::max(top, scale.memory_bytes ? static_cast<double>(f.peak_memory_bytes) : f.peak_stashed);
+    }
+    if (scale.memory_bytes && report.memory_capacity) top = std::max(top, static_cast<double>(*report.memory_capacity));
+  }
+  scale.time_end = end > 0 ? end : 1;
+  if (scale.memory_bytes) {
+    // A round top in the binary unit of the peak: "16 GiB", not "17.18 GB".
+    double unit = 1;
+    while (top >= 1024 * unit) unit *= 1024;
+    scale.memory_top = nice_ceiling(top / unit) * unit;
+  } else {
+    scale.memory_top = nice_ceiling(top);
+  }
+  return scale;
+}
+
+FigureLayout figure_layout(const Report& report, const FigureScale& scale, std::size_t max_drawn_ops) {
+  (void)scale;
+  FigureLayout layout;
+  layout.width = kFigureWidth;
+  layout.plot_left = kPlotLeft;
+  layout.plot_width = kFigureWidth - kPlotLeft - kPlotRight;
+  const std::size_t devices = report.result.per_device.size();
+  // Lanes get thinner with many devices so a figure stays within a screen or two.
+  layout.lane_height = devices <= 16 ? 20 : std::max(3.0, std::floor(320.0 / static_cast<double>(devices)));
+  const double gap = layout.lane_height >= 10 ? 4 : 1;
+  double y = kLanesTop;
+  for (std::size_t d = 0; d < devices; ++d) {
+    layout.lane_top.push_back(y);
+    y += layout.lane_height + gap;
+  }
+  const Timeline* timeline = report.result.timeline ? &*report.result.timeline : nullptr;
+  if (timeline != nullptr && messages_take_time(*timeline)) {
+    layout.link_height = layout.lane_height >= 10 ? 8 : std::max(2.0, layout.lane_height / 2);
+    y += 4;
+    for (std::size_t i = 0; i < report.result.per_link.size(); ++i) {
+      if (report.result.per_link[i].messages == 0) continue;
+      layout.links.push_back(i);
+      layout.link_top.push_back(y);
+      y += layout.link_height + 2;
+    }
+  }
+  if (timeline != nullptr) {
+    layout.aggregated =
+        timeline->spans.size() > max_drawn_ops || (!layout.links.empty() && timeline->messages.size() > max_drawn_ops);
+  }
+  layout.axis_top = y + 4;
+  layout.memory_top = layout.axis_top + kAxisHeight + kMemoryHeading;
+  layout.memory_height = kMemoryHeight;
+  layout.height = layout.memory_top + kMemoryHeight + kMemoryBottom;
+  return layout;
+}
+
+std::string figure_style() {
+  return ".ppsim-figure text{font-family:sans-serif;fill:#222}\n"
+         ".ppsim-figure .title{font-size:14px;font-weight:bold}\n"
+         ".ppsim-figure .subtitle{font-weight:normal}\n"
+         ".ppsim-figure .caption,.ppsim-figure .legend,.ppsim-figure .tick,.ppsim-figure .label{font-size:11px}\n"
+         ".ppsim-figure .small{font-size:9px}\n"
+         ".ppsim-figure .mb{font-size:10px;text-anchor:middle;fill:#111}\n"
+         ".ppsim-figure .mb.light{fill:#fff}\n"
+         ".ppsim-figure .idle{fill:#e8e8e8}\n"
+         ".ppsim-figure .op{stroke:#fff;stroke-width:0.5}\n"
+         ".ppsim-figure .f{fill:#f28e2b}\n"
+         ".ppsim-figure .b{fill:#1f4e8c}\n"
+         ".ppsim-figure .i{fill:#3b7dd8}\n"
+         ".ppsim-figure .w{fill:#9cc3ec}\n"
+         ".ppsim-figure .phase{stroke:#111;stroke-width:2}\n"
+         ".ppsim-figure .axis{stroke:#444;stroke-width:1}\n"
+         ".ppsim-figure .grid{stroke:#d8d8d8;stroke-width:1}\n"
+         ".ppsim-figure .chart{fill:#fafafa;stroke:#bbb;stroke-width:1}\n"
+         ".ppsim-figure .msg{fill:#555}\n"
+         ".ppsim-figure .flight{fill:#b8b8b8}\n"
+         ".ppsim-figure .mem{fill:none;stroke-width:1.5}\n"
+         ".ppsim-figure .peak{stroke:#fff;stroke-width:1}\n"
+         ".ppsim-figure .cap{stroke:#d62728;stroke-width:1.5;stroke-dasharray:6 4}\n"
+         ".ppsim-figure .cap-label{fill:#d62728}\n";
+}
+
+std::string render_svg_figure(const Report& report, const FigureScale& scale, const FigureOptions& options) {
+  const FigureLayout layout = figure_layout(report, scale, options.max_drawn_ops);
+  const TimeUnit unit = display_time_unit(scale.seconds, scale.time_end);
+  std::string out;
+  out += "<svg class=\"ppsim-figure\"";
+  if (options.namespace_attribute) out += " xmlns=\"http://www.w3.org/2000/svg\"";
+  out += " width=\"" + fixed(layout.width) + "\" height=\"" + fixed(layout.height) + "\" viewBox=\"0 0 " +
+         fixed(layout.width) + " " + fixed(layout.height) + "\" data-schedule=\"" + xml_escape(report.schedule) +
+         "\">\n";
+  // Overlapped F&B ops: forward orange and backward blue stripes.
+  out += "<defs><pattern id=\"" + options.id_prefix +
+         "fb\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+         "<rect width=\"3\" height=\"6\" fill=\"#f28e2b\"/><rect x=\"3\" width=\"3\" height=\"6\" fill=\"#1f4e8c\"/>"
+         "</pattern></defs>\n";
+  draw_heading(out, report, scale, options, unit);
+  if (!report.result.timeline) {
+    text(out, "caption", 8, kLanesTop + 12, "no timeline recorded");
+  } else {
+    draw_legend(out, report, layout, options);
+    draw_lanes(out, report, scale, layout, options);
+    draw_links(out, report, scale, layout);
+    draw_axis(out, scale, layout, unit);
+    draw_memory(out, report, scale, layout);
+  }
+  out += "</svg>\n";
+  return out;
+}
+
+std::string render_svg(std::span<const Report> reports, std::span<const std::string> captions) {
+  const FigureScale scale = figure_scale(reports);
+  constexpr double kGap = 8;
+  double height = 0;
+  for (const Report& report : reports) height += figure_layout(report, scale).height + kGap;
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fixed(kFigureWidth) + "\" height=\"" + fixed(height) +
+         "\" viewBox=\"0 0 " + fixed(kFigureWidth) + " " + fixed(height) + "\">\n";
+  out += "<style>\n" + figure_style() + "</style>\n";
+  // Opaque, so viewers with a dark background still show the picture.
+  out += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
+  double y = 0;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    FigureOptions options;
+    options.id_prefix = "s" + std::to_string(i) + "-";
+    options.namespace_attribute = false;  // the outer <svg> declares it
+    if (i < captions.size()) options.caption = captions[i];
+    out += "<g transform=\"translate(0," + fixed(y) + ")\">\n";
+    out += render_svg_figure(reports[i], scale, options);
+    out += "</g>\n";
+    y += figure_layout(reports[i], scale).height + kGap;
+  }
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace ppsim

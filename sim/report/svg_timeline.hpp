@@ -1,0 +1,68 @@
+#pragma once
+// SVG pictures of recorded timelines: one lane per device with ops as boxes coloured by kind, the
+// warm-up / steady / cool-down boundaries, a time axis with units, and memory over time beneath.
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/report/report.hpp"
+
+namespace ppsim {
+
+// Above this many ops (or messages) a figure draws each lane's busy share per bin of a few pixels
+// instead of one box per op, so files stay small and browsers stay fast.
+inline constexpr std::size_t kMaxDrawnOps = 20'000;
+
+// What every figure of one picture shares, so schedules compare at a glance.
+struct FigureScale {
+  double time_end = 1;        // right end of the time axis
+  bool seconds = false;       // times are seconds (see times_in_seconds)
+  bool memory_bytes = false;  // the memory chart shows bytes; otherwise stashed micro-batches
+  double memory_top = 1;      // top of the memory chart's value axis
+};
+
+// The scale shared by `reports`: the latest op end, and the highest memory peak or capacity.
+FigureScale figure_scale(std::span<const Report> reports);
+
+struct FigureOptions {
+  std::string id_prefix;            // keeps ids unique on a page holding several figures
+  std::string caption;              // a second heading line, e.g. the closed form beside the bubble
+  bool namespace_attribute = true;  // xmlns on the <svg>: needed in an SVG file, not inside HTML
+  std::size_t max_drawn_ops = kMaxDrawnOps;
+};
+
+// Where a figure puts things, in px from its top-left corner; the HTML page and the tests use it too.
+struct FigureLayout {
+  double width = 0;
+  double height = 0;
+  double plot_left = 0;   // x of time 0
+  double plot_width = 0;  // x of the scale's time_end is plot_left + plot_width
+  double lane_height = 0;
+  std::vector<double> lane_top;    // per device
+  std::vector<std::size_t> links;  // indices into result.per_link of the links that get a lane
+  std::vector<double> link_top;    // per drawn link
+  double link_height = 0;
+  double axis_top = 0;
+  double memory_top = 0;  // top of the memory chart's plotting area
+  double memory_height = 0;
+  bool aggregated = false;  // lanes show busy share per bin instead of one box per op
+};
+
+FigureLayout figure_layout(const Report& report, const FigureScale& scale, std::size_t max_drawn_ops = kMaxDrawnOps);
+
+// The x of time `t` on a figure.
+double figure_x(const FigureLayout& layout, const FigureScale& scale, double t);
+
+// The CSS the figures' classes need; an SVG file and an HTML page each carry it once.
+std::string figure_style();
+
+// One schedule's figure as an <svg> element (no XML declaration).
+std::string render_svg_figure(const Report& report, const FigureScale& scale, const FigureOptions& options);
+
+// A standalone SVG document: every report's figure stacked on one shared time axis. `captions`,
+// when not empty, holds one caption per report.
+std::string render_svg(std::span<const Report> reports, std::span<const std::string> captions = {});
+
+}  // namespace ppsim

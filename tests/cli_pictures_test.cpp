@@ -1,0 +1,156 @@
+// The picture options of the command line, driven in-process: --svg, --html and --trace write
+// their files atomically, leave stdout as it was, and name the flag when a file cannot be written.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/xml_check.hpp"
+#include "tools/ppsim/cli.hpp"
+#include "tools/ppsim/errors.hpp"
+#include "tools/ppsim/pictures.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using ppsim::test::count_of;
+using ppsim::test::xml_error;
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+CliRun cli(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  CliRun run;
+  run.status = ppsim::run_cli(args, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+// A fresh directory per test case, removed at the end.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("ppsim-" + name)) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+}  // namespace
+
+TEST_CASE("run --svg --html --trace writes all three files and leaves stdout as without them", "[cli][pictures]") {
+  const TempDir dir("cli-pictures");
+  const std::vector<std::string> base = {"run", "-s", "1f1b", "-p", "4", "-m", "8"};
+  std::vector<std::string> args = base;
+  for (const std::string flag : {"--svg", "--html", "--trace"}) {
+    args.push_back(flag);
+    args.push_back(dir.file("out" + flag.substr(2)));
+  }
+  const CliRun with = cli(args);
+  const CliRun without = cli(base);
+  REQUIRE(with.status == ppsim::kExitOk);
+  CHECK(with.err.empty());
+  CHECK(with.out == without.out);
+
+  const std::string svg = read(dir.file("outsvg"));
+  const std::string html = read(dir.file("outhtml"));
+  const std::string trace = read(dir.file("outtrace"));
+  CHECK_FALSE(xml_error(svg));
+  CHECK_FALSE(xml_error(html));
+  CHECK(count_of(svg, "<rect class=\"op ") == 64);
+  CHECK(count_of(html, "<g class=\"lane\"") == 4);
+  const auto json = nlohmann::json::parse(trace);
+  CHECK(json.at("otherData").at("schedules").at(0).at("schedule") == "1f1b");
+  // Nothing is left beside them.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path)) ++files;
+  CHECK(files == 3);
+}
+
+TEST_CASE("compare --html writes each schedule's closed form beside its simulated bubble", "[cli][pictures]") {
+  const TempDir dir("cli-html");
+  const CliRun run = cli({"compare", "-s", "gpipe,1f1b,zb-h1", "--html", dir.file("report.html")});
+  REQUIRE(run.status == ppsim::kExitOk);
+  const std::string html = read(dir.file("report.html"));
+  REQUIRE_FALSE(xml_error(html));
+  CHECK(count_of(html, "<svg class=\"ppsim-figure\"") == 3);
+  CHECK(html.find("closed form: bubble_ratio (p-1)/(m+p-1) = 0.272727 (agrees)") != std::string::npos);
+  CHECK(html.find("bubble_ratio (p-1)/(m+p-1), the same as GPipe = 0.272727 (agrees)") != std::string::npos);
+  // ZB-H1 has no closed form of the pipeline's bubble ratio; its per-device bubble is shown instead.
+  CHECK(html.find("closed form: device_bubble d0 (p-1-d)(T_F+T_B-T_W)") != std::string::npos);
+}
+
+TEST_CASE("the svg of compare stacks every schedule on one axis and matches across runs", "[cli][pictures]") {
+  const TempDir dir("cli-svg");
+  REQUIRE(cli({"compare", "-s", "gpipe,1f1b", "--svg", dir.file("a.svg")}).status == ppsim::kExitOk);
+  REQUIRE(cli({"compare", "-s", "gpipe,1f1b", "--svg", dir.file("b.svg")}).status == ppsim::kExitOk);
+  const std::string svg = read(dir.file("a.svg"));
+  CHECK(svg == read(dir.file("b.svg")));
+  CHECK_FALSE(xml_error(svg));
+  CHECK(count_of(svg, "<svg class=\"ppsim-figure\"") == 2);
+  CHECK(count_of(svg, "<g class=\"lane\"") == 8);
+}
+
+TEST_CASE("an unwritable picture path is one line naming the flag, exit 2, nothing on stdout", "[cli][pictures]") {
+  const TempDir dir("cli-unwritable");
+  for (const std::string flag : {"--svg", "--html", "--trace"}) {
+    const std::string path = dir.file("missing/dir/out");
+    const CliRun run = cli({"run", "-s", "1f1b", flag, path});
+    CHECK(run.status == ppsim::kExitBadInput);
+    CHECK(run.out.empty());
+    CHECK(run.err == "ppsim: error: " + flag + ": cannot write " + path + "\n");
+  }
+  // A failed file leaves no partial file or temporary behind, and an existing file untouched.
+  const std::string existing = dir.file("keep.svg");
+  std::ofstream(existing) << "old";
+  const fs::path blocked = dir.path / "blocked.svg";
+  fs::create_directories(blocked.string() + ".ppsim-tmp");  // the temporary cannot be created
+  const CliRun run = cli({"run", "-s", "1f1b", "--svg", existing, "--html", blocked.string()});
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK_FALSE(fs::exists(blocked));
+  CHECK(read(existing).find("<svg") != std::string::npos);  // written before --html failed
+  const CliRun again = cli({"run", "-s", "1f1b", "--svg", blocked.string()});
+  CHECK(again.status == ppsim::kExitBadInput);
+  CHECK_FALSE(fs::exists(blocked));
+}
+
+TEST_CASE("ppsim without arguments writes ppsim-report.html and says where on stderr", "[cli][pictures]") {
+  const TempDir dir("cli-default");
+  const fs::path previous = fs::current_path();
+  fs::current_path(dir.path);
+  const CliRun run = cli({});
+  fs::current_path(previous);
+  REQUIRE(run.status == ppsim::kExitOk);
+  CHECK(run.err == "ppsim: wrote the report to ppsim-report.html\n");
+  const std::string html = read(dir.path / ppsim::kDefaultReportPath);
+  CHECK_FALSE(xml_error(html));
+  CHECK(count_of(html, "<g class=\"lane\"") == 8);
+  CHECK(html.find("<th>gpipe</th><th>1f1b</th>") != std::string::npos);
+}
+
+TEST_CASE("ppsim without arguments still prints its tables where it cannot write the report", "[cli][pictures]") {
+  const TempDir dir("cli-default-blocked");
+  fs::create_directories(dir.path / (std::string(ppsim::kDefaultReportPath) + ".ppsim-tmp"));
+  const fs::path previous = fs::current_path();
+  fs::current_path(dir.path);
+  const CliRun run = cli({});
+  fs::current_path(previous);
+  CHECK(run.status == ppsim::kExitOk);
+  CHECK(run.out.find("== gpipe ==") != std::string::npos);
+  CHECK(run.err.starts_with("ppsim: note: cannot write ppsim-report.html in this directory"));
+}

@@ -1,0 +1,170 @@
+// The SVG timeline: well-formed, a lane per device and a box per op, phase marks, links, memory,
+// aggregation of large runs, and the same bytes every time.
+#include "sim/report/svg_timeline.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "schedules/builders.hpp"
+#include "support/report_fixtures.hpp"
+#include "support/xml_check.hpp"
+
+namespace ppsim {
+namespace {
+
+using test::count_of;
+using test::xml_error;
+
+Report gpipe(int p, int m, const UniformCosts& costs = {}) {
+  return simulate_report("gpipe", build_gpipe({p, m, 1}), costs);
+}
+Report one_f_one_b(int p, int m, const UniformCosts& costs = {}) {
+  return simulate_report("1f1b", build_one_f_one_b({p, m, 1}), costs);
+}
+
+std::string svg_of(const Report& report) { return render_svg(std::span<const Report>(&report, 1)); }
+
+}  // namespace
+
+TEST_CASE("the svg of gpipe at p=4, m=8 is well-formed XML with a lane per device and a box per op", "[svg]") {
+  const Report report = gpipe(4, 8);
+  const std::string svg = svg_of(report);
+  const auto error = xml_error(svg);
+  INFO(error.value_or(""));
+  REQUIRE_FALSE(error);
+  CHECK(svg.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  CHECK(count_of(svg, "<g class=\"lane\"") == 4);
+  for (int d = 0; d < 4; ++d) CHECK(count_of(svg, "data-device=\"" + std::to_string(d) + "\"") == 2);  // lane, curve
+  CHECK(count_of(svg, "<rect class=\"op ") == report.result.timeline->spans.size());
+  CHECK(count_of(svg, "<rect class=\"op f\"") == 32);
+  CHECK(count_of(svg, "<rect class=\"op b\"") == 32);
+  CHECK(count_of(svg, "<title>3F7</title>") == 1);
+  // Each lane's idle background runs to the schedule's end: idle is visible, not blank.
+  CHECK(count_of(svg, "<rect class=\"idle\"") == 4 + 1);  // lanes and the legend's swatch
+}
+
+TEST_CASE("the svg labels boxes with their micro-batch when the label fits", "[svg]") {
+  const std::string svg = svg_of(gpipe(4, 8));
+  // 1 time unit is 1080/33 px: room for one digit. Each F and B of micro-batch 7 carries a "7".
+  CHECK(count_of(svg, ">7</text>") == 8);
+}
+
+TEST_CASE("the svg is byte-identical across two runs", "[svg]") {
+  const Report report = one_f_one_b(4, 8);
+  CHECK(svg_of(report) == svg_of(report));
+  CHECK(svg_of(one_f_one_b(4, 8)) == svg_of(report));
+}
+
+TEST_CASE("every device marks where warm-up, steady state and cool-down meet", "[svg]") {
+  // 1F1B at p=4, m=8: every device has a warm-up and a cool-down, so two marks each, and one more in
+  // the legend.
+  const std::string svg = svg_of(one_f_one_b(4, 8));
+  CHECK(count_of(svg, "<line class=\"phase\"") == 2 * 4 + 1);
+  // With m = 1 the single forward is the warm-up and the single backward the cool-down: one mark
+  // between them (its start and the forward's end).
+  const std::string one = svg_of(one_f_one_b(2, 1));
+  CHECK(count_of(one, "<line class=\"phase\"") == 2 * 2 + 1);
+}
+
+TEST_CASE("the memory chart draws one curve per device and marks each device's peak", "[svg]") {
+  const std::string svg = svg_of(gpipe(4, 8));
+  CHECK(count_of(svg, "<path class=\"mem\"") == 4);
+  CHECK(count_of(svg, "<circle class=\"peak\"") == 4);
+  CHECK(svg.find("peak 8 (d0)") != std::string::npos);
+  CHECK(svg.find("stashed micro-batches per device") != std::string::npos);
+}
+
+TEST_CASE("memory in bytes gets byte ticks and the capacity line when the device memory is known", "[svg]") {
+  UniformCosts costs;
+  costs.activation_bytes = ByteCount{std::int64_t{1} << 30};
+  Report report = one_f_one_b(4, 8, costs);
+  CHECK(svg_of(report).find("class=\"cap\"") == std::string::npos);
+  report.memory_capacity = std::int64_t{6} << 30;
+  const std::string svg = svg_of(report);
+  REQUIRE_FALSE(xml_error(svg));
+  CHECK(svg.find("memory per device (static + activations)") != std::string::npos);
+  CHECK(count_of(svg, "<line class=\"cap\"") == 1);
+  CHECK(svg.find("capacity 6 GiB") != std::string::npos);
+  CHECK(svg.find("peak 4 GiB (d0)") != std::string::npos);
+}
+
+TEST_CASE("overlapped F&B ops are striped with the figure's own pattern", "[svg]") {
+  const Report report = simulate_report("dualpipev", build_dualpipev({2, 4, 2}));
+  const std::string svg = svg_of(report);
+  REQUIRE_FALSE(xml_error(svg));
+  std::size_t pairs = 0;
+  for (const Span& span : report.result.timeline->spans) pairs += span.action.fused_with_next;
+  REQUIRE(pairs > 0);
+  CHECK(count_of(svg, "<rect class=\"op fb\"") == pairs);
+  CHECK(count_of(svg, "fill=\"url(#s0-fb)\"") == pairs + 1);  // and the legend's swatch
+  CHECK(count_of(svg, "<pattern id=\"s0-fb\"") == 1);
+}
+
+TEST_CASE("I and W boxes get their own classes in a zero-bubble schedule", "[svg]") {
+  const Report report = simulate_report("zb-h1", build_zero_bubble_h1({4, 8, 1}));
+  const std::string svg = svg_of(report);
+  CHECK(count_of(svg, "<rect class=\"op i\"") == 32);
+  CHECK(count_of(svg, "<rect class=\"op w\"") == 32);
+  CHECK(count_of(svg, "<rect class=\"op b\"") == 0);
+}
+
+TEST_CASE("messages that take time get a lane per link and a bar per message", "[svg]") {
+  UniformCosts costs;
+  costs.latency = Duration{0.5};
+  const Report report = gpipe(3, 2, costs);
+  const std::string svg = svg_of(report);
+  REQUIRE_FALSE(xml_error(svg));
+  CHECK(count_of(svg, "<g class=\"link\"") == 4);  // 0->1, 1->2 and back
+  CHECK(count_of(svg, "<rect class=\"flight\" x=") == report.result.timeline->messages.size() + 1);  // + legend
+  // Free links draw no link lanes: there is nothing to see.
+  CHECK(count_of(svg_of(gpipe(3, 2)), "<g class=\"link\"") == 0);
+}
+
+TEST_CASE("above 20,000 ops lanes show busy share per bin, and the file stays small", "[svg]") {
+  const Report report = one_f_one_b(4, 2600);  // 20,800 ops
+  const std::string svg = svg_of(report);
+  REQUIRE_FALSE(xml_error(svg));
+  CHECK(count_of(svg, "<rect class=\"op ") == 0);
+  CHECK(count_of(svg, "<path class=\"bin f\"") == 4);  // one path per lane and kind
+  CHECK(count_of(svg, "<g class=\"lane\"") == 4);
+  CHECK(svg.find("20800 ops: bars show busy share") != std::string::npos);
+  CHECK(svg.size() < 400'000);
+}
+
+TEST_CASE("schedules stacked in one svg share one time axis", "[svg]") {
+  UniformCosts costs;
+  costs.latency = Duration{0.5};
+  const std::vector<Report> reports = {gpipe(4, 8, costs), one_f_one_b(4, 8, costs)};
+  const FigureScale scale = figure_scale(reports);
+  CHECK(scale.time_end == Approx(41));  // 1F1B's makespan with latency; GPipe's is 36
+  const std::string svg = render_svg(reports);
+  REQUIRE_FALSE(xml_error(svg));
+  CHECK(count_of(svg, "<svg class=\"ppsim-figure\"") == 2);
+  CHECK(count_of(svg, "<g class=\"lane\"") == 8);
+  // GPipe's lanes end at 36/41 of the axis.
+  const FigureLayout layout = figure_layout(reports[0], scale);
+  CHECK(figure_x(layout, scale, 36) - layout.plot_left == Approx(layout.plot_width * 36 / 41));
+}
+
+TEST_CASE("times in seconds are labelled in the unit that fits the run", "[svg]") {
+  UniformCosts costs;
+  costs.forward = Duration{0.001};
+  costs.backward = Duration{0.002};
+  Report report = gpipe(4, 8, costs);
+  CHECK(svg_of(report).find("time (time units)") != std::string::npos);
+  report.scenario = {{"time-unit", "s"}};
+  const std::string svg = svg_of(report);
+  CHECK(svg.find("time (ms)") != std::string::npos);
+  CHECK(svg.find("makespan 33 ms") != std::string::npos);
+}
+
+TEST_CASE("a report without a timeline says so instead of drawing lanes", "[svg]") {
+  Report report = gpipe(2, 2);
+  report.result.timeline.reset();
+  const std::string svg = svg_of(report);
+  REQUIRE_FALSE(xml_error(svg));
+  CHECK(svg.find("no timeline recorded") != std::string::npos);
+}
+
+}  // namespace ppsim

@@ -1,0 +1,36 @@
+#include "tools/ppsim/pictures.hpp"
+
+#include <vector>
+
+#include "sim/report/chrome_trace.hpp"
+#include "sim/report/html_report.hpp"
+#include "sim/report/svg_timeline.hpp"
+#include "tools/ppsim/formulas.hpp"
+#include "tools/ppsim/output_file.hpp"
+
+namespace ppsim {
+namespace {
+
+std::vector<std::vector<ClosedFormNote>> notes_of(const Scenario& scenario, std::span<const Report> reports) {
+  std::vector<std::vector<ClosedFormNote>> notes;
+  for (const Report& report : reports) notes.push_back(closed_form_notes(scenario, report));
+  return notes;
+}
+
+}  // namespace
+
+std::string html_report(const Scenario& scenario, std::span<const Report> reports) {
+  return render_html_report(reports, notes_of(scenario, reports));
+}
+
+void write_pictures(const Scenario& scenario, std::span<const Report> reports, const PictureFiles& files) {
+  if (!files.svg.empty()) {
+    std::vector<std::string> captions;
+    for (const auto& notes : notes_of(scenario, reports)) captions.push_back(bubble_caption(notes));
+    write_file_atomically(files.svg, render_svg(reports, captions), "--svg");
+  }
+  if (!files.html.empty()) write_file_atomically(files.html, html_report(scenario, reports), "--html");
+  if (!files.trace.empty()) write_file_atomically(files.trace, render_chrome_trace(reports), "--trace");
+}
+
+}  // namespace ppsim
