@@ -10,11 +10,13 @@
 #include "tools/ppsim/config.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/formulas.hpp"
+#include "tools/ppsim/preset_list.hpp"
 #include "tools/ppsim/output_file.hpp"
 #include "tools/ppsim/pictures.hpp"
 #include "tools/ppsim/scenario.hpp"
 #include "tools/ppsim/schedule_loader.hpp"
 #include "tools/ppsim/study.hpp"
+#include "tools/ppsim/sweep_cli.hpp"
 #include "tools/ppsim/terminal.hpp"
 
 namespace ppsim {
@@ -28,8 +30,8 @@ struct ScenarioFlags {
   std::string config_path;
   std::map<std::string, std::string, std::less<>> text;  // key -> value as typed
   std::map<std::string, CLI::Option*, std::less<>> options;
-  bool timeline = false;
-  CLI::Option* timeline_option = nullptr;
+  // Settings without a value name are switches: `--x` sets true, `--no-x` false.
+  std::map<std::string, bool, std::less<>> switches;
 };
 
 // "-s,--schedule" -> "--schedule": errors name the long spelling when there is one.
@@ -42,8 +44,10 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags) {
   command.add_option("-c,--config", flags.config_path, "JSON config; keys are the long option names")
       ->type_name("FILE");
   for (const SettingInfo& setting : scenario_settings()) {
-    if (setting.key == "timeline") {
-      flags.timeline_option = command.add_flag(std::string(setting.flag), flags.timeline, std::string(setting.help));
+    if (setting.value_name.empty()) {
+      const std::string negated = "!--no-" + std::string(setting.key);
+      flags.options[std::string(setting.key)] = command.add_flag(
+          std::string(setting.flag) + "," + negated, flags.switches[std::string(setting.key)], std::string(setting.help));
       continue;
     }
     CLI::Option* option =
@@ -59,11 +63,13 @@ Scenario scenario_from(const ScenarioFlags& flags) {
   for (const SettingInfo& setting : scenario_settings()) {
     auto option = flags.options.find(setting.key);
     if (option == flags.options.end() || option->second->count() == 0) continue;
+    if (setting.value_name.empty()) {
+      const bool on = flags.switches.at(std::string(setting.key));
+      apply_setting_text(setting.key, on ? "true" : "false", on ? display_flag(setting.flag) : "--no-" + std::string(setting.key),
+                         scenario);
+      continue;
+    }
     apply_setting_text(setting.key, flags.text.at(std::string(setting.key)), display_flag(setting.flag), scenario);
-  }
-  if (flags.timeline_option != nullptr && flags.timeline_option->count() > 0) {
-    scenario.timeline = true;
-    scenario.sources["timeline"] = "--timeline";
   }
   // A schedule file names its schedule: -s custom is implied unless -s says otherwise.
   if (!scenario.schedule_file.empty() && scenario.sources.count("schedule") == 0) {
@@ -134,6 +140,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_scenario_flags(*compare, compare_flags);
   add_picture_flags(*compare, compare_pictures);
   CLI::App* schedules = app.add_subcommand("schedules", "list the schedules: name, summary, constraints, source");
+  CLI::App* models = app.add_subcommand("models", "list the model and hardware presets of --model and --hardware");
   ScenarioFlags export_flags;
   std::string export_path;
   CLI::App* export_command = app.add_subcommand(
@@ -148,6 +155,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_scenario_flags(*formulas, formula_flags);
   formulas->add_flag("--check", check,
                      "compare every closed form with simulation over a grid inside its regime; exit 1 on a deviation");
+  SweepCommands sweep_commands;  // ppsim sweep and ppsim merge (sweep_cli.cpp)
+  add_sweep_commands(app, sweep_commands);
 
   try {
     std::vector<const char*> argv{"ppsim"};
@@ -156,6 +165,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
     if (schedules->parsed()) {
       write_schedule_list(out);
+    } else if (sweep_commands.sweep->parsed() || sweep_commands.merge->parsed()) {
+      run_sweep_commands(sweep_commands, out, err);
+    } else if (models->parsed()) {
+      write_preset_list(out);
     } else if (run->parsed()) {
       Scenario scenario = scenario_from(run_flags);
       if (scenario.schedules.size() != 1) {
@@ -181,6 +194,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         return agreed ? kExitOk : kExitFailure;
       }
       Scenario scenario = scenario_from(formula_flags);
+      if (!scenario.model.empty()) {
+        throw InputError(scenario.source_of("model") +
+                         ": formulas take uniform costs (--forward, --backward); a model's stages differ");
+      }
       if (formula_flags.options["schedule"]->count() == 0 && scenario.sources.count("schedule") == 0) {
         scenario.schedules.clear();
         for (const auto& info : schedule_registry()) {

@@ -1,0 +1,288 @@
+// ppsim sweep and ppsim merge: studies read and refused with their JSON path, constraints that
+// derive d and m, skipped and unfit points counted, output bytes independent of threads and shards.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/ppsim/cli.hpp"
+#include "tools/ppsim/errors.hpp"
+#include "tools/ppsim/sweep_output.hpp"
+#include "tools/ppsim/sweep_runner.hpp"
+#include "tools/ppsim/sweep_study.hpp"
+#include "tools/ppsim/sweep_summary.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+CliRun cli(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  CliRun run;
+  run.status = ppsim::run_cli(args, out, err);
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+// A scratch directory per test, removed afterwards.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("ppsim_sweep_" + name)) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string write(const TempDir& dir, const std::string& name, const std::string& text) {
+  std::ofstream(dir.file(name)) << text;
+  return dir.file(name);
+}
+
+std::string read(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+ppsim::Study study_of(const std::string& json) {
+  return ppsim::parse_study(nlohmann::ordered_json::parse(json), "study.json");
+}
+
+// 2 schedules x 3 p x 6 m, with interleaved points that its m % p rule skips and a memory limit that
+// GPipe's large m exceed.
+const char* kMixedStudy = R"({
+  "fixed": {"forward": 1, "backward": 2, "activation-bytes": "1 GiB", "latency": 0.05},
+  "axes": {"schedule": ["gpipe", "interleaved-1f1b"], "p": [2, 3, 4], "m": {"from": 2, "to": 12, "step": 2}},
+  "memory_limit": "8 GiB"
+})";
+
+std::string source_path(const std::string& relative) { return std::string(PPSIM_SOURCE_DIR) + "/" + relative; }
+
+}  // namespace
+
+TEST_CASE("a study's axes enumerate in file order with the last axis varying fastest", "[sweep]") {
+  const ppsim::Study study = study_of(kMixedStudy);
+  REQUIRE(study.points == 36);
+  const ppsim::PreparedPoint first = ppsim::prepare_point(study, 0);
+  CHECK(first.schedule == "gpipe");
+  CHECK(first.scenario.params.p == 2);
+  CHECK(first.scenario.params.m == 2);
+  const ppsim::PreparedPoint seventh = ppsim::prepare_point(study, 7);
+  CHECK(seventh.scenario.params.p == 3);
+  CHECK(seventh.scenario.params.m == 4);
+  const ppsim::PreparedPoint last = ppsim::prepare_point(study, 35);
+  CHECK(last.schedule == "interleaved-1f1b");
+  CHECK(last.v == 2);
+  CHECK(last.scenario.params.m == 12);
+}
+
+TEST_CASE("ranges step by adding or multiplying and include their end", "[sweep]") {
+  const auto [range, expected] = GENERATE(table<std::string, std::vector<int>>({
+      {R"({"from": 2, "to": 64, "times": 2})", {2, 4, 8, 16, 32, 64}},
+      {R"({"from": 4, "to": 14, "step": 4})", {4, 8, 12}},
+      {R"({"from": 3, "to": 3, "step": 1})", {3}},
+  }));
+  const ppsim::Study study = study_of(R"({"axes": {"p": )" + range + "}}");
+  REQUIRE(study.points == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) CHECK(ppsim::prepare_point(study, i).scenario.params.p == expected[i]);
+}
+
+TEST_CASE("gpus derives d from t*p and skips the points t*p does not divide", "[sweep]") {
+  const ppsim::Study study = study_of(R"({
+    "fixed": {"model": "llama3.1-8b", "global-batch": 64},
+    "gpus": 16,
+    "axes": {"t": [1, 2, 4], "p": [2, 3, 4], "micro-batch": [1, 2]}
+  })");
+  CHECK(study.derive_d);
+  // t=2, p=4, b=2: d = 16 / 8 = 2 and m = 64 / (2*2) = 16.
+  const ppsim::PreparedPoint point = ppsim::prepare_point(study, 1 * 6 + 2 * 2 + 1);
+  CHECK(point.skipped.empty());
+  CHECK(point.scenario.layout.data_parallel == 2);
+  CHECK(point.scenario.params.m == 16);
+  // p = 3 does not divide 16.
+  CHECK(ppsim::prepare_point(study, 1 * 2).skipped == "t*p does not divide the 16 GPUs");
+}
+
+TEST_CASE("a global batch that b*d does not divide skips the point", "[sweep]") {
+  const ppsim::Study study = study_of(R"({
+    "fixed": {"model": "llama3.1-8b", "global-batch": 12, "p": 2},
+    "axes": {"micro-batch": [1, 5]}
+  })");
+  CHECK(ppsim::prepare_point(study, 0).scenario.params.m == 12);
+  CHECK(ppsim::prepare_point(study, 1).skipped == "the global batch is not a multiple of b*d");
+}
+
+TEST_CASE("skipped and unfit points are counted, and skips are grouped by reason", "[sweep]") {
+  const ppsim::Study study = study_of(kMixedStudy);
+  ppsim::SweepOptions options;
+  const auto results = ppsim::run_sweep(study, options);
+  REQUIRE(results.size() == 36);
+  std::size_t run = 0, skipped = 0, unfit = 0;
+  for (const auto& point : results) {
+    if (!point.run) {
+      ++skipped;
+      CHECK(point.schedule == "interleaved-1f1b");
+      CHECK(point.skipped == "interleaved-1f1b needs m to be a multiple of max(1, floor(m/p))");
+    } else {
+      ++run;
+      if (!point.figures.fits) ++unfit;
+      CHECK(point.figures.fits == (point.figures.peak_memory_bytes <= (std::int64_t{8} << 30)));
+    }
+  }
+  CHECK(skipped > 0);
+  CHECK(unfit > 0);  // GPipe holds all m stashes: m = 10, 12 exceed 8 GiB
+  const std::string summary = ppsim::sweep_summary(study, results, 0, 1);
+  CHECK(summary.find("run " + std::to_string(run) + ", skipped " + std::to_string(skipped) + ", not fitting " +
+                     std::to_string(unfit)) != std::string::npos);
+  CHECK(summary.find(std::to_string(skipped) + "  interleaved-1f1b needs m to be a multiple") != std::string::npos);
+}
+
+TEST_CASE("the choose-m table finds the smallest m under the bubble target", "[sweep]") {
+  // 1F1B, F=1, B=2, free links: bubble (p-1)/(m+p-1) <= 0.05 first at m = 19(p-1).
+  const ppsim::Study study = study_of(R"({
+    "fixed": {"schedule": "1f1b"}, "axes": {"p": [2, 4], "m": {"from": 1, "to": 80, "step": 1}}
+  })");
+  const auto results = ppsim::run_sweep(study, {});
+  const auto rows = ppsim::choose_m(study, results);
+  REQUIRE(rows.size() == 2);
+  REQUIRE(rows[0].reached);
+  CHECK(results[rows[0].found].m == 19);
+  REQUIRE(rows[1].reached);
+  CHECK(results[rows[1].found].m == 57);
+}
+
+TEST_CASE("the Pareto front keeps only points that no cheaper point outruns", "[sweep]") {
+  const ppsim::Study study = study_of(kMixedStudy);
+  const auto results = ppsim::run_sweep(study, {});
+  const auto front = ppsim::pareto_front(study, results);
+  REQUIRE(!front.empty());
+  for (std::size_t i = 1; i < front.size(); ++i) {
+    CHECK(results[front[i]].figures.peak_memory_bytes > results[front[i - 1]].figures.peak_memory_bytes);
+    CHECK(results[front[i]].figures.throughput > results[front[i - 1]].figures.throughput);
+  }
+  for (const auto& point : results) {
+    if (!point.run || !point.figures.fits) continue;
+    for (std::size_t f : front) {
+      const auto& best = results[f].figures;
+      CHECK_FALSE((point.figures.peak_memory_bytes < best.peak_memory_bytes &&
+                   point.figures.throughput > best.throughput));
+    }
+  }
+}
+
+TEST_CASE("the output file has the same bytes for any number of threads", "[sweep]") {
+  TempDir dir("threads");
+  const std::string study = write(dir, "study.json", kMixedStudy);
+  const std::string extension = GENERATE(std::string(".csv"), std::string(".jsonl"));
+  const CliRun one = cli({"sweep", study, "-j", "1", "-o", dir.file("one" + extension)});
+  const CliRun four = cli({"sweep", study, "-j", "4", "-o", dir.file("four" + extension)});
+  REQUIRE(one.status == ppsim::kExitOk);
+  REQUIRE(four.status == ppsim::kExitOk);
+  CHECK(one.err.empty());  // no progress bar unless stderr is a terminal
+  const std::string bytes = read(dir.file("one" + extension));
+  CHECK(bytes.size() > 1000);
+  CHECK(bytes == read(dir.file("four" + extension)));
+  CHECK(one.out == four.out);
+}
+
+TEST_CASE("shards merged equal the unsharded file byte for byte", "[sweep]") {
+  TempDir dir("shards");
+  const std::string study = write(dir, "study.json", kMixedStudy);
+  const std::string extension = GENERATE(std::string(".csv"), std::string(".jsonl"));
+  const int shards = GENERATE(1, 3, 5);
+  REQUIRE(cli({"sweep", study, "-j", "2", "-o", dir.file("all" + extension)}).status == ppsim::kExitOk);
+  std::vector<std::string> merge = {"merge", "-o", dir.file("merged" + extension)};
+  for (int i = shards - 1; i >= 0; --i) {  // any order
+    const std::string part = dir.file("part" + std::to_string(i) + extension);
+    const CliRun run = cli({"sweep", study, "--shard", std::to_string(i) + "/" + std::to_string(shards), "-o", part});
+    REQUIRE(run.status == ppsim::kExitOk);
+    merge.push_back(part);
+  }
+  const CliRun merged = cli(merge);
+  REQUIRE(merged.status == ppsim::kExitOk);
+  CHECK(read(dir.file("merged" + extension)) == read(dir.file("all" + extension)));
+}
+
+TEST_CASE("merge refuses a missing shard and a shard given twice", "[sweep]") {
+  TempDir dir("merge_refusals");
+  const std::string study = write(dir, "study.json", kMixedStudy);
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(cli({"sweep", study, "--shard", std::to_string(i) + "/3", "-o", dir.file("p" + std::to_string(i) + ".csv")})
+                .status == ppsim::kExitOk);
+  }
+  const CliRun missing = cli({"merge", "-o", dir.file("m.csv"), dir.file("p0.csv"), dir.file("p2.csv")});
+  CHECK(missing.status == ppsim::kExitBadInput);
+  CHECK(missing.err.find("point 1 is in no input file") != std::string::npos);
+  const CliRun twice =
+      cli({"merge", "-o", dir.file("m.csv"), dir.file("p0.csv"), dir.file("p1.csv"), dir.file("p2.csv"), dir.file("p1.csv")});
+  CHECK(twice.status == ppsim::kExitBadInput);
+  CHECK(twice.err.find("is also in") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("m.csv")));
+}
+
+TEST_CASE("bad studies exit 2 with the JSON path", "[sweep]") {
+  TempDir dir("bad");
+  const auto [json, expected] = GENERATE(table<std::string, std::string>({
+      {R"({"axes": {"p": []}})", "study.json: $.axes.p: must not be empty"},
+      {R"({"axes": {"p": [2]}, "objectve": "bubble"})", "study.json: $.objectve: unknown key (did you mean \"objective\"?)"},
+      {R"({"fixed": {"forwrd": 1}, "axes": {"p": [2]}})", "study.json: $.fixed.forwrd: unknown key (did you mean \"forward\"?)"},
+      {R"({"axes": {"p": [2, "x"]}})", "study.json: $.axes.p[1]: must be a positive integer"},
+      {R"({"axes": {"p": {"from": 8, "to": 2, "step": 1}}})", "study.json: $.axes.p: \"from\" (8) is above \"to\" (2)"},
+      {R"({"axes": {"p": {"from": 2, "to": 8, "step": 0}}})", "study.json: $.axes.p.step: must be positive"},
+      {R"({"axes": {"bandwith": [1, 2]}})", "study.json: $.axes.bandwith[0]: must be an object of settings"},
+      {R"({"axes": {"schedule": ["1f1b", "1f1c"]}})", "study.json: $.axes.schedule[1]: unknown schedule '1f1c'"},
+      {R"({"axes": {}})", "study.json: $.axes: must name at least one axis"},
+      {R"({"fixed": {"p": 4}, "axes": {"p": [2]}})", "study.json: $.axes.p: p is also set at $.fixed.p"},
+      {R"({"axes": {"p": [2], "t": [2]}})", "study.json: $.axes.t: t needs a model"},
+      {R"({"gpus": 8, "axes": {"p": [2]}})", "study.json: $.gpus: needs a model study"},
+      {R"({"fixed": {"model": "llama3.1-8b"}, "gpus": 64, "axes": {"t": [3], "p": [5]}})",
+       "study.json: $.gpus: no point of the study satisfies the constraints"},
+      {R"({"fixed": {"model": "llama3.1-8b", "global-batch": 7}, "axes": {"micro-batch": [2, 4]}})",
+       "study.json: $.fixed.global-batch: no point of the study satisfies the constraints"},
+      {R"({"fixed": {"model": "llama3.1-8b", "global-batch": 8}, "axes": {"m": [2, 4]}})",
+       "study.json: $.axes.m: m is derived from the global batch"},
+      {R"({"axes": {"p": [2]}, "objective": "fast"})", "study.json: $.objective: must be throughput, bubble, memory or time"},
+  }));
+  std::ofstream(dir.file("study.json")) << json;
+  const CliRun run = cli({"sweep", dir.file("study.json")});
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.out.empty());
+  INFO(run.err);
+  CHECK(run.err.find(expected) != std::string::npos);
+}
+
+TEST_CASE("sweep refuses a bad shard, thread count or output name", "[sweep]") {
+  const std::string study = source_path("configs/studies/schedule_shootout.json");
+  CHECK(cli({"sweep", study, "--shard", "3/3"}).status == ppsim::kExitBadInput);
+  CHECK(cli({"sweep", study, "--shard", "x"}).status == ppsim::kExitBadInput);
+  CHECK(cli({"sweep", study, "-j", "0"}).status == ppsim::kExitBadInput);
+  const CliRun bad_name = cli({"sweep", study, "-o", "results.txt"});
+  CHECK(bad_name.status == ppsim::kExitBadInput);
+  CHECK(bad_name.err.find("must end in .csv or .jsonl") != std::string::npos);
+}
+
+TEST_CASE("every shipped study runs and prints its summary", "[sweep]") {
+  const std::string name = GENERATE(std::string("m_vs_p_bubble"), std::string("schedule_shootout"),
+                                    std::string("llama3_70b_64xh100"), std::string("bandwidth_links"));
+  TempDir dir("shipped_" + name);
+  const CliRun run = cli({"sweep", source_path("configs/studies/" + name + ".json"), "-o", dir.file("out.csv")});
+  INFO(run.err);
+  REQUIRE(run.status == ppsim::kExitOk);
+  CHECK(run.out.find("top ") != std::string::npos);
+  CHECK(run.out.find("choose m") != std::string::npos);
+  CHECK(read(dir.file("out.csv")).starts_with("point,status,schedule,p,v,m,"));
+}

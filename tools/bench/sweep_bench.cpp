@@ -1,0 +1,43 @@
+// ppsim sweep's throughput: a 10,000-point uniform-cost study (two schedules, p up to 16, m up to
+// 50, 25 link latencies), run whole with 1 and 2 threads. Points per second is items_per_second.
+#include <benchmark/benchmark.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/ppsim/sweep_runner.hpp"
+#include "tools/ppsim/sweep_study.hpp"
+
+namespace {
+
+const ppsim::Study& study() {
+  static const ppsim::Study kStudy = ppsim::parse_study(nlohmann::ordered_json::parse(R"({
+    "fixed": {"forward": 1, "backward": 2, "message-bytes": "16 MiB", "bandwidth": "100 GB/s"},
+    "axes": {
+      "schedule": ["gpipe", "1f1b"],
+      "p": {"from": 2, "to": 16, "times": 2},
+      "m": {"from": 1, "to": 50, "step": 1},
+      "latency": {"from": 0, "to": 0.96, "step": 0.04}
+    }
+  })"),
+                                                                     "sweep_bench");
+  return kStudy;
+}
+
+void BM_Sweep10kPoints(benchmark::State& state) {
+  ppsim::SweepOptions options;
+  options.threads = static_cast<unsigned>(state.range(0));
+  std::size_t points = 0;
+  for (auto _ : state) {
+    const auto results = ppsim::run_sweep(study(), options);
+    points = results.size();
+    benchmark::DoNotOptimize(results.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * points));
+  state.counters["points"] = static_cast<double>(points);
+}
+
+}  // namespace
+
+BENCHMARK(BM_Sweep10kPoints)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK_MAIN();

@@ -1,0 +1,81 @@
+#include "tools/ppsim/sweep_cli.hpp"
+
+#include <charconv>
+#include <thread>
+
+#include "tools/ppsim/errors.hpp"
+#include "tools/ppsim/output_file.hpp"
+#include "tools/ppsim/sweep_merge.hpp"
+#include "tools/ppsim/sweep_output.hpp"
+#include "tools/ppsim/sweep_progress.hpp"
+#include "tools/ppsim/sweep_runner.hpp"
+#include "tools/ppsim/sweep_summary.hpp"
+
+namespace ppsim {
+namespace {
+
+// "I/N" with 0 <= I < N.
+void parse_shard(const std::string& text, std::size_t& index, std::size_t& count) {
+  const auto slash = text.find('/');
+  auto number = [&](std::string_view part, std::size_t& value) {
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+    return !part.empty() && error == std::errc() && end == part.data() + part.size();
+  };
+  if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), index) ||
+      !number(std::string_view(text).substr(slash + 1), count) || count == 0 || index >= count) {
+    throw InputError("--shard: must be I/N with 0 <= I < N (e.g. 0/4), got '" + text + "'");
+  }
+}
+
+void run_sweep_command(const SweepCommands& commands, std::ostream& out, std::ostream& err) {
+  const Study study = load_study(commands.study);
+  SweepOptions options;
+  if (!commands.shard.empty()) parse_shard(commands.shard, options.shard_index, options.shard_count);
+  std::optional<SweepFormat> format;
+  if (!commands.output.empty()) format = sweep_format_for(commands.output, "-o");
+  options.threads = commands.threads > 0 ? commands.threads : std::max(1u, std::thread::hardware_concurrency());
+  const bool bar = is_terminal(err);
+  ProgressBar progress(err);
+  if (bar) options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
+  const std::vector<PointResult> results = run_sweep(study, options);
+  if (bar) progress.finish(results.size(), options.threads);
+  // The file first: when it cannot be written, stdout stays empty, as for the other commands.
+  if (format) write_file_atomically(commands.output, sweep_output(study, results, *format), "-o");
+  out << sweep_summary(study, results, options.shard_index, options.shard_count);
+}
+
+}  // namespace
+
+void add_sweep_commands(CLI::App& app, SweepCommands& commands) {
+  commands.sweep = app.add_subcommand(
+      "sweep", "simulate every point of a JSON study on all cores: output file, best points, Pareto front, choose m");
+  commands.sweep->add_option("study", commands.study, "the study: fixed settings, axes, constraints (see README)")
+      ->required()
+      ->type_name("STUDY.json");
+  commands.sweep->add_option("-j,--jobs", commands.threads, "threads (default: every core)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  commands.sweep->add_option("-o,--output", commands.output, "write every point: FILE.csv or FILE.jsonl")
+      ->type_name("FILE");
+  commands.sweep->add_option("--shard", commands.shard, "run the points with index % N == I (join with ppsim merge)")
+      ->type_name("I/N");
+  commands.merge = app.add_subcommand(
+      "merge", "join the output files of a sharded sweep into the file one machine would have written");
+  commands.merge->add_option("-o,--output", commands.merge_output, "the merged file (.csv or .jsonl)")
+      ->required()
+      ->type_name("OUT");
+  commands.merge->add_option("files", commands.merge_inputs, "the shards' files, in any order")
+      ->required()
+      ->type_name("FILE...");
+}
+
+void run_sweep_commands(const SweepCommands& commands, std::ostream& out, std::ostream& err) {
+  if (commands.sweep->parsed()) {
+    run_sweep_command(commands, out, err);
+    return;
+  }
+  const std::string text = merge_sweep_files(commands.merge_output, commands.merge_inputs);
+  write_file_atomically(commands.merge_output, text, "-o");
+}
+
+}  // namespace ppsim

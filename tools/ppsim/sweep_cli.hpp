@@ -1,0 +1,29 @@
+#pragma once
+// The sweep and merge subcommands: `ppsim sweep STUDY.json [-j N] [-o FILE] [--shard I/N]` and
+// `ppsim merge -o OUT FILES...`.
+
+#include <CLI/CLI.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+struct SweepCommands {
+  CLI::App* sweep = nullptr;
+  CLI::App* merge = nullptr;
+  std::string study;
+  unsigned threads = 0;  // 0: every core
+  std::string output;
+  std::string shard;
+  std::string merge_output;
+  std::vector<std::string> merge_inputs;
+};
+
+// Adds both subcommands to `app`; `commands` must outlive the parse (CLI11 writes into it).
+void add_sweep_commands(CLI::App& app, SweepCommands& commands);
+
+// Runs whichever of them was parsed; throws InputError or ScheduleError like the other commands.
+void run_sweep_commands(const SweepCommands& commands, std::ostream& out, std::ostream& err);
+
+}  // namespace ppsim
