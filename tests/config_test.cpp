@@ -63,7 +63,8 @@ TEST_CASE("a config error names the file and the JSON path", "[config][errors]")
   const auto [text, expected] = GENERATE(table<std::string, std::string>({
       {R"([1, 2])", "cfg.json: $: must be a JSON object of settings, got array"},
       {R"({"forwrd": 1})", "cfg.json: $.forwrd: unknown key (did you mean \"forward\"?)"},
-      {R"({"microbatches": 1})", "cfg.json: $.microbatches: unknown key (see ppsim run --help for the keys)"},
+      {R"({"microbatches": 1})", "cfg.json: $.microbatches: unknown key (did you mean \"micro-batch\"?)"},
+      {R"({"zzzz": 1})", "cfg.json: $.zzzz: unknown key (see ppsim run --help for the keys)"},
       {R"({"p": "four"})", "cfg.json: $.p: must be a positive integer, got string \"four\""},
       {R"({"p": 4.5})", "cfg.json: $.p: must be a positive integer, got 4.5"},
       {R"({"m": 0})", "cfg.json: $.m: must be a positive integer, got 0"},

@@ -7,6 +7,7 @@
 
 #include "sim/report/ascii_timeline.hpp"
 #include "sim/report/format.hpp"
+#include "sim/report/training_report.hpp"
 
 namespace ppsim {
 namespace {
@@ -75,6 +76,10 @@ void write_one(std::ostream& out, const Report& report, const ReportOptions& opt
   out << report.schedule << "  " << params_text(report.params) << "\n\n";
   write_summary(out, result);
   out << '\n';
+  if (report.training) {
+    write_training_table(out, *report.training);
+    out << '\n';
+  }
   write_device_times(out, result);
   out << '\n';
   write_device_memory(out, result);
@@ -143,6 +148,10 @@ void write_side_by_side(std::ostream& out, std::span<const Report> reports, cons
                     [](const DeviceFigures& f) { return format_bytes(f.peak_memory_bytes); });
   }
   out << table.render();
+  if (std::any_of(reports.begin(), reports.end(), [](const Report& r) { return r.training.has_value(); })) {
+    out << '\n';
+    write_training_side_by_side(out, reports);
+  }
 
   if (!options.timeline) return;
   for (const Report& report : reports) {
