@@ -61,22 +61,18 @@ struct LinkChoice {
 Json link_model_json(const LinkChoice& choice, const LinkModel& model) {
   Json labels = Json::array();
   for (const std::string& label : choice.labels) labels.push_back(label);
-  return Json{{"from", choice.from},
-              {"links", labels},
-              {"latency_fit", round_significant(model.latency_fit, 4)},
-              {"bandwidth_fit", round_significant(model.bandwidth_fit, 4)},
-              {"latency", model.latency},
-              {"bandwidth", model.bandwidth},
-              {"sizes_faster_than_fit", model.clamped}};
+  return Json{{"from", choice.from}, {"links", labels}, {"latency", model.latency}, {"bandwidth", model.bandwidth}};
 }
 
 }  // namespace
 
 double round_significant(double value, int digits) {
   if (value == 0 || !std::isfinite(value)) return value;
-  const double magnitude = std::floor(std::log10(std::fabs(value)));
-  const double scale = std::pow(10.0, digits - 1 - magnitude);
-  const double rounded = std::round(value * scale) / scale;
+  const int exponent = digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  // Multiply or divide by an exact power of ten (10^k is exact up to k = 22), never by 10^-k, so
+  // the result is the double nearest the decimal and prints as it: 2.074e9, not 2074000000.0000002.
+  const double power = std::pow(10.0, std::abs(exponent));
+  const double rounded = exponent >= 0 ? std::round(value * power) / power : std::round(value / power) * power;
   return rounded != 0 ? rounded : value;
 }
 
@@ -109,38 +105,46 @@ std::vector<EfficiencyPoint> efficiency_points(std::vector<EfficiencyPoint> raw,
 LinkModel fit_link(const std::vector<std::pair<double, double>>& bytes_seconds) {
   LinkModel model;
   if (bytes_seconds.empty()) return model;
-  // Weighted least squares for t = L + g * S with weights 1 / t^2: the 2 x 2 normal equations.
-  double sw = 0, sws = 0, swss = 0, swt = 0, swst = 0, min_t = std::numeric_limits<double>::infinity();
-  for (const auto& [s, t] : bytes_seconds) {
-    const double w = 1.0 / (t * t);
-    sw += w;
-    sws += w * s;
-    swss += w * s * s;
-    swt += w * t;
-    swst += w * s * t;
-    min_t = std::min(min_t, t);
+  // The lines below every point form a convex region of (latency, 1 / bandwidth); the line nearest
+  // the points (largest sum of modelled / measured) lies on a corner of it: through two measured
+  // points, or through one point and the origin. Ten sizes give 45 corners to try.
+  double best_latency = 0, best_inverse = 0, best_gap = std::numeric_limits<double>::infinity();
+  double min_t = std::numeric_limits<double>::infinity();
+  for (const auto& point : bytes_seconds) min_t = std::min(min_t, point.second);
+  auto consider = [&](double latency, double inverse_bandwidth) {
+    // A line through two points of a zero-latency link may cross zero a rounding error below it.
+    if (latency < 0 && latency > -1e-9 * min_t) latency = 0;
+    if (!(latency >= 0) || !(inverse_bandwidth > 0) || !std::isfinite(inverse_bandwidth)) return;
+    double gap = 0;
+    for (const auto& [s, t] : bytes_seconds) {
+      const double line = latency + inverse_bandwidth * s;
+      if (line > t * (1 + 1e-12)) return;  // above a point: not a lower envelope
+      gap += (t - line) / t;
+    }
+    if (gap < best_gap) {
+      best_gap = gap;
+      best_latency = latency;
+      best_inverse = inverse_bandwidth;
+    }
+  };
+  double origin_slope = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < bytes_seconds.size(); ++i) {
+    const auto& [si, ti] = bytes_seconds[i];
+    origin_slope = std::min(origin_slope, ti / si);
+    for (std::size_t j = i + 1; j < bytes_seconds.size(); ++j) {
+      const auto& [sj, tj] = bytes_seconds[j];
+      if (sj == si) continue;
+      const double slope = (tj - ti) / (sj - si);
+      consider(ti - slope * si, slope);
+    }
   }
-  const double det = sw * swss - sws * sws;
-  double latency = 0, inverse_bandwidth = 0;
-  if (bytes_seconds.size() >= 2 && det > 0) {
-    latency = (swss * swt - sws * swst) / det;
-    inverse_bandwidth = (sw * swst - sws * swt) / det;
-  }
-  if (!(inverse_bandwidth > 0)) {
-    // One point, or a curve no line fits (times falling with size): no latency, best rate.
-    latency = 0;
-    double best = 0;
-    for (const auto& [s, t] : bytes_seconds) best = std::max(best, s / t);
-    inverse_bandwidth = 1.0 / best;
-  }
-  model.latency_fit = latency;
-  model.bandwidth_fit = 1.0 / inverse_bandwidth;
-  model.latency = round_significant(std::clamp(latency, 0.0, min_t), 4);
-  model.bandwidth = round_significant(model.bandwidth_fit, 4);
+  consider(0.0, origin_slope);  // always below every point
+  model.latency = round_significant(best_latency, 4);
+  model.bandwidth = round_significant(1.0 / best_inverse, 4);
   std::vector<EfficiencyPoint> raw;
   for (const auto& [s, t] : bytes_seconds) {
-    // A time at or below the latency (noise at small sizes) is above the fitted line: fraction 1.
-    raw.push_back({s, t > model.latency ? s / ((t - model.latency) * model.bandwidth) : 2.0});
+    // Rounding the line to 4 digits may lift it a hair above a point it touches: fraction 1 there.
+    raw.push_back({s, t > model.latency ? s / ((t - model.latency) * model.bandwidth) : 1.0});
   }
   model.table = efficiency_points(std::move(raw), &model.clamped);
   return model;

@@ -8,7 +8,7 @@
 //   kernels meet at its nominal sizes, the layer's kernels add their own sizes.
 // - Link tables: each link's times are fitted to latency + bytes / bandwidth (see fit_link); the
 //   table is what remains, bytes / ((time - latency) * bandwidth), so the profile's message_time
-//   gives back every measured median that is not faster than the fitted line.
+//   gives back every measured median.
 // Every table: sorted by size, equal sizes merged by their median, fractions kept in (0, 1].
 //
 // Peaks: the datasheet of the matching preset for a known GPU (so measured fractions compare with
@@ -51,19 +51,16 @@ const HardwareProfile* preset_for_device(std::string_view device_name);
 // dropped.
 std::vector<EfficiencyPoint> efficiency_points(std::vector<EfficiencyPoint> raw, int* clamped = nullptr);
 
-// A link model from (bytes, seconds) medians: the least-squares fit of t = latency + bytes /
-// bandwidth, weighted by relative error so 4 KiB and 1 GiB count alike. The table is what the line
-// leaves, bytes / ((t - latency) * bandwidth): 1 where the fit is exact, below 1 where a size ran
-// slower than the line (protocol switches, small-copy overheads), so the profile's message_time
-// gives back those times. A time faster than the line (noise) is clamped to 1 and counted.
-// The latency is kept in [0, fastest time].
+// A link model from (bytes, seconds) medians: the line t = latency + bytes / bandwidth that stays
+// at or below every point and comes nearest them (least total relative gap): the link's best-case
+// latency and bandwidth. The table is what the line leaves, bytes / ((t - latency) * bandwidth),
+// 1 where a size runs on the line and below 1 where it runs slower (protocol switches, small-copy
+// overheads, a cold cache), so the profile's message_time gives back every measured time.
 struct LinkModel {
-  double latency_fit = 0;  // the fit as computed
-  double bandwidth_fit = 0;
-  double latency = 0;  // as the profile keeps them: clamped, 4 significant digits
-  double bandwidth = 0;
+  double latency = 0;    // seconds, 4 significant digits
+  double bandwidth = 0;  // bytes/s, 4 significant digits
   std::vector<EfficiencyPoint> table;
-  int clamped = 0;  // sizes that ran faster than the line
+  int clamped = 0;  // points more than 0.1% above the line (none, barring rounding)
 };
 LinkModel fit_link(const std::vector<std::pair<double, double>>& bytes_seconds);
 

@@ -62,38 +62,36 @@ TEST_CASE("A link that is exactly latency + bytes / bandwidth is fitted back exa
   for (double bytes = 4096; bytes <= 1 << 30; bytes *= 4) points.emplace_back(bytes, latency + bytes / bandwidth);
   const auto model = ppsim::calibrate::fit_link(points);
   INFO("latency " << latency << " bandwidth " << bandwidth);
-  CHECK(std::abs(model.latency_fit - latency) < 1e-12);
-  CHECK_THAT(model.bandwidth_fit, WithinRel(bandwidth, 1e-6));
+  CHECK(model.latency >= 0);
+  CHECK(std::abs(model.latency - latency) <= 1e-3 * latency + 1e-15);
   CHECK_THAT(model.bandwidth, WithinRel(bandwidth, 1e-3));
   for (const EfficiencyPoint& p : model.table) CHECK(p.fraction > 0.998);
+  CHECK(model.clamped == 0);
 }
 
-TEST_CASE("A link fit gives back every measured time that is not faster than its line") {
-  // Measured medians with a slow start and a dip, as real sweeps have.
-  const std::vector<std::pair<double, double>> points = {{4096, 9e-6},     {16384, 8e-6},     {65536, 1.2e-5},
-                                                         {262144, 2.0e-5}, {1048576, 6.1e-5}, {4194304, 2.3e-4}};
+TEST_CASE("A link fit stays below every measured time and gives each one back") {
+  // Measured medians with a slow start, a dip and a slow middle, as real sweeps have.
+  const std::vector<std::pair<double, double>> points = {{4096, 9e-6},       {16384, 8e-6},      {65536, 1.2e-5},
+                                                         {262144, 4.0e-5},   {1048576, 6.1e-5},  {4194304, 2.3e-4},
+                                                         {16777216, 8.9e-4}, {67108864, 3.6e-3}, {268435456, 1.41e-2}};
   const auto model = ppsim::calibrate::fit_link(points);
   REQUIRE(model.latency >= 0);
-  REQUIRE(model.latency <= 8e-6);  // never above the fastest time
+  REQUIRE(model.latency <= 8e-6);
+  CHECK(model.clamped == 0);
   auto table = ppsim::EfficiencyTable::create(model.table);
   REQUIRE(table.ok);
   HardwareProfile p;
   p.inter_node_latency = model.latency;
   p.inter_node_bandwidth = model.bandwidth;
   p.inter_link = table.value;
-  int exact = 0;
+  int on_the_line = 0;
   for (const auto& [bytes, seconds] : points) {
     INFO(bytes);
-    const double modelled = p.message_time(bytes, true);
-    if (p.inter_link.at(bytes) < 1) {
-      ++exact;
-      CHECK_THAT(modelled, WithinRel(seconds, 2e-3));  // 4-digit rounding
-    } else {
-      CHECK(modelled >= seconds * (1 - 2e-3));  // faster than the line: the line is kept
-    }
+    CHECK(model.latency + bytes / model.bandwidth <= seconds * (1 + 1e-3));  // the line is a lower bound
+    CHECK_THAT(p.message_time(bytes, true), WithinRel(seconds, 2e-3));       // the table makes up the rest
+    on_the_line += p.inter_link.at(bytes) > 0.999;
   }
-  CHECK(exact >= 3);
-  CHECK(model.clamped == static_cast<int>(points.size()) - exact);
+  CHECK(on_the_line >= 2);  // the line touches the points it runs through
 }
 
 TEST_CASE("Known GPU names map to the preset with the same datasheet peaks, others to none") {
