@@ -9,47 +9,25 @@
 #include <vector>
 
 #include "support/xml_check.hpp"
+#include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/pictures.hpp"
 
 namespace {
 
+using ppsim::test::cli;
+using ppsim::test::CliRun;
+using ppsim::test::TempDir;
+
 namespace fs = std::filesystem;
 using ppsim::test::count_of;
 using ppsim::test::xml_error;
-
-struct CliRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  CliRun run;
-  run.status = ppsim::run_cli(args, out, err);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
 
 std::string read(const fs::path& path) {
   std::ifstream file(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
 }
-
-// A fresh directory per test case, removed at the end.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("ppsim-" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // the example configs, and one clear line for every kind of bad input.
 #include "tools/ppsim/cli.hpp"
 
+#include "support/cli_run.hpp"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -19,21 +21,8 @@
 
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  CliRun run;
-  run.status = ppsim::run_cli(args, out, err);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
+using ppsim::test::cli;
+using ppsim::test::CliRun;
 
 std::size_t count_lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));

@@ -11,6 +11,7 @@
 
 #include "models/hardware/profile.hpp"
 #include "models/transformer/architecture.hpp"
+#include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
 #include "tools/ppsim/errors.hpp"
 
@@ -18,21 +19,8 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-Run ppsim_cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  Run run;
-  run.status = ppsim::run_cli(args, out, err);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
+using Run = ppsim::test::CliRun;
+constexpr auto ppsim_cli = ppsim::test::cli;
 
 std::string source_path(const std::string& relative) { return std::string(PPSIM_SOURCE_DIR) + "/" + relative; }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/sweep_output.hpp"
@@ -19,32 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  CliRun run;
-  run.status = ppsim::run_cli(args, out, err);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
-
-// A scratch directory per test, removed afterwards.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("ppsim_sweep_" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using ppsim::test::cli;
+using ppsim::test::CliRun;
+using ppsim::test::TempDir;
 
 std::string write(const TempDir& dir, const std::string& name, const std::string& text) {
   std::ofstream(dir.file(name)) << text;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/json/json_fields.hpp"
 #include "tools/ppsim/errors.hpp"
 
 namespace ppsim {
@@ -229,36 +230,13 @@ bool bool_from_text(std::string_view text, const std::string& source) {
   fail(source, "must be true or false, got " + quote(text));
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 }  // namespace
 
 std::span<const SettingInfo> scenario_settings() { return kSettings; }
 
 std::string nearest_name(std::string_view unknown, std::span<const std::string_view> candidates) {
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, unknown.size() / 3) + 1;
-  for (std::string_view candidate : candidates) {
-    const std::size_t distance = edit_distance(unknown, candidate);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
-    }
-  }
-  return best;
+  return closest_name(unknown, std::vector<std::string_view>(candidates.begin(), candidates.end()));
 }
 
 std::string nearest_key(std::string_view unknown) {
@@ -440,9 +418,9 @@ void apply_config_file(const std::string& path, Scenario& scenario) {
   apply_config_json(config, path, scenario);
   // A model or hardware file named in a config is found beside the config; a preset name (no
   // ".json") is not a path.
-  auto beside_config = [&](std::string& file, const std::string& previous) {
-    if (file != previous && file.ends_with(".json") && std::filesystem::path(file).is_relative()) {
-      file = (std::filesystem::path(path).parent_path() / file).string();
+  auto beside_config = [&](std::string& named, const std::string& previous) {
+    if (named != previous && named.ends_with(".json") && std::filesystem::path(named).is_relative()) {
+      named = (std::filesystem::path(path).parent_path() / named).string();
     }
   };
   beside_config(scenario.model, model_before);
