@@ -151,6 +151,8 @@ TEST_CASE("bad transformer settings exit 2 with one line naming the flag", "[cli
       {{"run", "--model", "llama3.1-8b", "--seq", "0"}, "ppsim: error: --seq: must be a positive integer, got 0"},
       {{"run", "--model", "llama3.1-8b", "--workspace", "-1 GiB"}, "ppsim: error: --workspace: must not be negative"},
       {{"run", "--model", "/nonexistent/m.json"}, "ppsim: error: /nonexistent/m.json: cannot read the file"},
+      {{"run", "--model", "llama3.1-8b", "--seq", "1000000000", "--no-flash-attention", "-p", "1", "-m", "1"},
+       "ppsim: error: --seq: s=1000000000 with b=1 would stash "},
   }));
   INFO("args: " << Catch::Detail::stringify(args));
   const Run run = ppsim_cli(args);

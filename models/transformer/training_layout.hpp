@@ -37,7 +37,7 @@ struct TrainingLayout {
   std::int64_t workspace_bytes = std::int64_t{2} << 30;
 
   int stages() const { return pipeline * chunks; }
-  int gpus() const { return tensor_parallel * pipeline * data_parallel; }
+  std::int64_t gpus() const { return std::int64_t{tensor_parallel} * pipeline * data_parallel; }
   std::int64_t tokens_per_microbatch() const { return seq * micro_batch; }
   ActivationLayout activation_layout() const {
     return ActivationLayout{seq, micro_batch, tensor_parallel, sequence_parallel, recompute, flash_attention};

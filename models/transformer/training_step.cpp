@@ -90,7 +90,7 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
   figures.samples_per_second = static_cast<double>(layout.global_batch) / figures.step_time;
   figures.model_flops_per_step = step_flops(setup.arch, layout.seq, layout.global_batch, false);
   figures.hardware_flops_per_step = figures.model_flops_per_step + recompute_flops(setup);
-  const double peak = *setup.hardware.peak_flops(layout.precision) * figures.gpus * figures.step_time;
+  const double peak = *setup.hardware.peak_flops(layout.precision) * static_cast<double>(figures.gpus) * figures.step_time;
   figures.mfu = figures.model_flops_per_step / peak;
   figures.hfu = figures.hardware_flops_per_step / peak;
 

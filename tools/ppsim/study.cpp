@@ -141,7 +141,17 @@ std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::
     TransformerSetup setup = transformer_setup(scenario);
     const StagePlan plan = plan_stages(setup.arch, static_cast<int>(stage_device.size()), setup.layout.layers_per_stage);
     if (!plan.error.empty()) throw InputError(scenario.source_of("layers-per-stage") + ": " + plan.error);
-    return std::make_unique<TransformerCostModel>(std::move(setup), stage_device);
+    auto model = std::make_unique<TransformerCostModel>(std::move(setup), stage_device);
+    // Sizes beyond 1 EiB are typos, and beyond 2^63 they would not even fit the engine's counters.
+    for (std::size_t stage = 0; stage < model->stages().size(); ++stage) {
+      const double bytes = model->stages()[stage].activation_bytes;
+      if (bytes > static_cast<double>(kMaxBytes)) {
+        throw InputError(scenario.source_of("seq") + ": s=" + std::to_string(scenario.layout.seq) +
+                         " with b=" + std::to_string(scenario.layout.micro_batch) + " would stash " + show(bytes) +
+                         " bytes per micro-batch on stage " + std::to_string(stage) + ", above 1 EiB: absurdly large");
+      }
+    }
+    return model;
   }
   const auto s = stage_device.size();
   const auto p = static_cast<std::size_t>(scenario.params.p);
