@@ -5,6 +5,7 @@
 
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/output_file.hpp"
+#include "tools/ppsim/sweep_html.hpp"
 #include "tools/ppsim/sweep_merge.hpp"
 #include "tools/ppsim/sweep_output.hpp"
 #include "tools/ppsim/sweep_progress.hpp"
@@ -39,8 +40,15 @@ void run_sweep_command(const SweepCommands& commands, std::ostream& out, std::os
   if (bar) options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   const std::vector<PointResult> results = run_sweep(study, options);
   if (bar) progress.finish(results.size(), options.threads);
-  // The file first: when it cannot be written, stdout stays empty, as for the other commands.
-  if (format) write_file_atomically(commands.output, sweep_output(study, results, *format), "-o");
+  // The files first, all or none: when one cannot be written, stdout stays empty, as for the other
+  // commands. A shard's page draws the shard's points, as its summary counts them.
+  std::vector<OutputFile> files;
+  if (format) files.push_back({commands.output, sweep_output(study, results, *format), "-o"});
+  if (!commands.html.empty()) {
+    files.push_back(
+        {commands.html, render_sweep_html(study, results, options.shard_index, options.shard_count), "--html"});
+  }
+  write_files_atomically(files);
   out << sweep_summary(study, results, options.shard_index, options.shard_count);
 }
 
@@ -59,6 +67,10 @@ void add_sweep_commands(CLI::App& app, SweepCommands& commands) {
       ->type_name("FILE");
   commands.sweep->add_option("--shard", commands.shard, "run the points with index % N == I (join with ppsim merge)")
       ->type_name("I/N");
+  commands.sweep
+      ->add_option("--html", commands.html,
+                   "write one self-contained page: bubble against m, throughput against memory, the tables")
+      ->type_name("FILE");
   commands.merge = app.add_subcommand(
       "merge", "join the output files of a sharded sweep into the file one machine would have written");
   commands.merge->add_option("-o,--output", commands.merge_output, "the merged file (.csv or .jsonl)")

@@ -1,5 +1,5 @@
 #pragma once
-// The sweep and merge subcommands: `ppsim sweep STUDY.json [-j N] [-o FILE] [--shard I/N]` and
+// The sweep and merge subcommands: `ppsim sweep STUDY.json [-j N] [-o FILE] [--shard I/N] [--html FILE]` and
 // `ppsim merge -o OUT FILES...`.
 
 #include <CLI/CLI.hpp>
@@ -16,6 +16,7 @@ struct SweepCommands {
   unsigned threads = 0;  // 0: every core
   std::string output;
   std::string shard;
+  std::string html;
   std::string merge_output;
   std::vector<std::string> merge_inputs;
 };

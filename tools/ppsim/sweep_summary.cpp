@@ -37,7 +37,7 @@ bool better(const Study& study, const PointResult& a, const PointResult& b) {
   return a.index < b.index;
 }
 
-std::string objective_heading(const Study& study) {
+std::string heading_of(const Study& study) {
   switch (study.objective) {
     case Objective::kThroughput:
       return study.model ? "throughput (tokens per second)" : "throughput (micro-batches per time unit, m / makespan)";
@@ -68,17 +68,15 @@ std::vector<std::string> figure_cells(const Study& study, const PointResult& poi
           format_figure(f.comm_ratio), format_bytes(f.peak_memory_bytes), fits};
 }
 
-std::string point_table(const Study& study, const std::vector<PointResult>& points,
-                        const std::vector<std::size_t>& rows, bool ranked) {
-  std::vector<std::string> header;
-  if (ranked) header.push_back("rank");
-  header.push_back("point");
-  for (const std::string& column : input_columns(study)) header.push_back(column);
-  for (const std::string& column : figure_columns(study)) header.push_back(column);
-  std::vector<Align> align(header.size(), Align::kRight);
-  align[ranked ? 2 : 1] = Align::kLeft;  // schedule
-  TextTable table(align);
-  table.add_row(header);
+SummaryTable point_cells(const Study& study, const std::vector<PointResult>& points,
+                         const std::vector<std::size_t>& rows, bool ranked) {
+  SummaryTable table;
+  if (ranked) table.header.push_back("rank");
+  table.header.push_back("point");
+  for (const std::string& column : input_columns(study)) table.header.push_back(column);
+  for (const std::string& column : figure_columns(study)) table.header.push_back(column);
+  table.align.assign(table.header.size(), Align::kRight);
+  table.align[ranked ? 2 : 1] = Align::kLeft;  // schedule
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const PointResult& point = points[rows[r]];
     std::vector<std::string> cells;
@@ -86,9 +84,21 @@ std::string point_table(const Study& study, const std::vector<PointResult>& poin
     cells.push_back(std::to_string(point.index));
     for (std::string& cell : input_cells(study, point)) cells.push_back(std::move(cell));
     for (std::string& cell : figure_cells(study, point)) cells.push_back(std::move(cell));
-    table.add_row(std::move(cells));
+    table.rows.push_back(std::move(cells));
   }
+  return table;
+}
+
+std::string render_text(const SummaryTable& cells) {
+  TextTable table(cells.align);
+  table.add_row(cells.header);
+  for (const std::vector<std::string>& row : cells.rows) table.add_row(row);
   return table.render();
+}
+
+std::string point_table(const Study& study, const std::vector<PointResult>& points,
+                        const std::vector<std::size_t>& rows, bool ranked) {
+  return render_text(point_cells(study, points, rows, ranked));
 }
 
 std::string indent(const std::string& text) {
@@ -99,31 +109,10 @@ std::string indent(const std::string& text) {
 }
 
 std::string choose_m_table(const Study& study, const std::vector<PointResult>& points) {
-  TextTable table({Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
-                   Align::kRight, Align::kRight});
-  table.add_row({"schedule", "p", "v", "smallest m", "bubble", "m/p", "bubble at m=2p", "at m=4p"});
-  auto bubble_at = [&](const std::optional<std::size_t>& position) {
-    return position ? format_figure(points[*position].figures.bubble_ratio) : std::string("-");
-  };
-  for (const ChooseMRow& row : choose_m(study, points)) {
-    std::vector<std::string> cells = {row.schedule, std::to_string(row.p), std::to_string(row.v)};
-    if (row.reached) {
-      const PointResult& found = points[row.found];
-      cells.insert(cells.end(), {std::to_string(found.m), format_figure(found.figures.bubble_ratio),
-                                 format_figure(static_cast<double>(found.m) / row.p)});
-    } else {
-      const PointResult& best = points[row.best];
-      cells.insert(cells.end(), {"> " + std::to_string(row.largest_m),
-                                 format_figure(best.figures.bubble_ratio) + " at m=" + std::to_string(best.m), "-"});
-    }
-    cells.push_back(bubble_at(row.at_2p));
-    cells.push_back(bubble_at(row.at_4p));
-    table.add_row(std::move(cells));
-  }
-  return table.render();
+  return render_text(choose_m_cells(study, points));
 }
 
-std::vector<std::string> advice(const Study& study, const std::vector<PointResult>& points) {
+std::vector<std::string> advice_lines(const Study& study, const std::vector<PointResult>& points) {
   std::vector<std::string> lines;
   std::size_t ran = 0;
   std::size_t comm = 0, few = 0, imbalanced = 0, unfit = 0;
@@ -202,7 +191,7 @@ std::vector<std::size_t> ranked_points(const Study& study, const std::vector<Poi
   return ranked;
 }
 
-static double speed(const Study& study, const PointResult& point) {
+double pareto_speed(const Study& study, const PointResult& point) {
   if (study.objective != Objective::kTime) return point.figures.throughput;
   return point.figures.step_time > 0 ? 1 / point.figures.step_time : 0;
 }
@@ -216,12 +205,12 @@ std::vector<std::size_t> pareto_front(const Study& study, const std::vector<Poin
     const PointFigures& x = points[a].figures;
     const PointFigures& y = points[b].figures;
     if (x.peak_memory_bytes != y.peak_memory_bytes) return x.peak_memory_bytes < y.peak_memory_bytes;
-    if (speed(study, points[a]) != speed(study, points[b])) return speed(study, points[a]) > speed(study, points[b]);
+    if (pareto_speed(study, points[a]) != pareto_speed(study, points[b])) return pareto_speed(study, points[a]) > pareto_speed(study, points[b]);
     return points[a].index < points[b].index;
   });
   std::vector<std::size_t> front;
   for (std::size_t i : candidates) {
-    if (front.empty() || speed(study, points[i]) > speed(study, points[front.back()])) front.push_back(i);
+    if (front.empty() || pareto_speed(study, points[i]) > pareto_speed(study, points[front.back()])) front.push_back(i);
   }
   return front;
 }
@@ -248,39 +237,89 @@ std::vector<ChooseMRow> choose_m(const Study& study, const std::vector<PointResu
   return rows;
 }
 
-std::string sweep_summary(const Study& study, const std::vector<PointResult>& points, std::size_t shard_index,
-                          std::size_t shard_count) {
-  std::ostringstream out;
-  std::size_t ran = 0;
-  std::size_t unfit = 0;
+SummaryTable choose_m_cells(const Study& study, const std::vector<PointResult>& points) {
+  SummaryTable table;
+  table.align = {Align::kLeft,  Align::kRight, Align::kRight, Align::kRight,
+                 Align::kRight, Align::kRight, Align::kRight, Align::kRight};
+  table.header = {"schedule", "p", "v", "smallest m", "bubble", "m/p", "bubble at m=2p", "at m=4p"};
+  auto bubble_at = [&](const std::optional<std::size_t>& position) {
+    return position ? format_figure(points[*position].figures.bubble_ratio) : std::string("-");
+  };
+  for (const ChooseMRow& row : choose_m(study, points)) {
+    std::vector<std::string> cells = {row.schedule, std::to_string(row.p), std::to_string(row.v)};
+    if (row.reached) {
+      const PointResult& found = points[row.found];
+      cells.insert(cells.end(), {std::to_string(found.m), format_figure(found.figures.bubble_ratio),
+                                 format_figure(static_cast<double>(found.m) / row.p)});
+    } else {
+      const PointResult& best = points[row.best];
+      cells.insert(cells.end(), {"> " + std::to_string(row.largest_m),
+                                 format_figure(best.figures.bubble_ratio) + " at m=" + std::to_string(best.m), "-"});
+    }
+    cells.push_back(bubble_at(row.at_2p));
+    cells.push_back(bubble_at(row.at_4p));
+    table.rows.push_back(std::move(cells));
+  }
+  return table;
+}
+
+
+std::string objective_heading(const Study& study) { return heading_of(study); }
+
+std::vector<std::string> sweep_advice(const Study& study, const std::vector<PointResult>& points) {
+  return advice_lines(study, points);
+}
+
+SummaryTable point_table_cells(const Study& study, const std::vector<PointResult>& points,
+                               const std::vector<std::size_t>& rows, bool ranked) {
+  return point_cells(study, points, rows, ranked);
+}
+
+std::vector<std::size_t> top_points(const Study& study, const std::vector<PointResult>& points) {
+  std::vector<std::size_t> ranked = ranked_points(study, points);
+  ranked.resize(std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(std::max(study.top, 0))));
+  return ranked;
+}
+
+SweepCounts sweep_counts(const std::vector<PointResult>& points) {
+  SweepCounts counts;
   std::map<std::string, std::size_t> skipped;
   for (const PointResult& point : points) {
     if (point.run) {
-      ++ran;
-      if (!point.figures.fits) ++unfit;
+      ++counts.ran;
+      if (!point.figures.fits) ++counts.unfit;
     } else {
       ++skipped[point.skipped];
     }
   }
+  counts.skipped = points.size() - counts.ran;
+  counts.reasons.assign(skipped.begin(), skipped.end());
+  std::stable_sort(counts.reasons.begin(), counts.reasons.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return counts;
+}
+
+std::string sweep_summary(const Study& study, const std::vector<PointResult>& points, std::size_t shard_index,
+                          std::size_t shard_count) {
+  std::ostringstream out;
+  const SweepCounts counts = sweep_counts(points);
+  const std::size_t ran = counts.ran;
+  const std::size_t unfit = counts.unfit;
   out << "study " << study.origin << ": " << study.points << " points";
   if (shard_count > 1) out << "; shard " << shard_index << "/" << shard_count << " has " << points.size();
   out << "\n";
-  std::size_t skipped_total = points.size() - ran;
-  out << "run " << ran << ", skipped " << skipped_total << ", not fitting " << unfit << "\n";
-  if (!skipped.empty()) {
-    std::vector<std::pair<std::string, std::size_t>> reasons(skipped.begin(), skipped.end());
-    std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  out << "run " << ran << ", skipped " << counts.skipped << ", not fitting " << unfit << "\n";
+  if (!counts.reasons.empty()) {
     out << "\nskipped, by reason:\n";
     TextTable table({Align::kRight, Align::kLeft});
-    for (const auto& [reason, count] : reasons) table.add_row({std::to_string(count), reason});
+    for (const auto& [reason, count] : counts.reasons) table.add_row({std::to_string(count), reason});
     out << indent(table.render());
   }
   if (ran == 0) return out.str();
 
-  const std::vector<std::size_t> ranked = ranked_points(study, points);
   const bool any_fits = ran > unfit;
-  std::vector<std::size_t> top(ranked.begin(), ranked.begin() + std::min<std::size_t>(ranked.size(), study.top));
-  out << "\ntop " << top.size() << " by " << objective_heading(study)
+  const std::vector<std::size_t> top = top_points(study, points);
+  out << "\ntop " << top.size() << " by " << heading_of(study)
       << (any_fits ? "" : "; no point fits, so all are ranked") << ":\n"
       << indent(point_table(study, points, top, true));
 
@@ -299,7 +338,7 @@ std::string sweep_summary(const Study& study, const std::vector<PointResult>& po
       << "(\"> M\": no m up to M reaches it):\n"
       << indent(choose_m_table(study, points));
 
-  const std::vector<std::string> lines = advice(study, points);
+  const std::vector<std::string> lines = advice_lines(study, points);
   out << "\nadvice:\n";
   if (lines.empty()) out << "  none: links, m and stage balance look fine\n";
   for (const std::string& line : lines) out << "  - " << line << "\n";

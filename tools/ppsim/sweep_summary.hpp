@@ -7,15 +7,42 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "sim/report/format.hpp"
 #include "tools/ppsim/sweep_runner.hpp"
 
 namespace ppsim {
 
+// Points run, skipped (by reason, most frequent first) and run but not fitting.
+struct SweepCounts {
+  std::size_t ran = 0;
+  std::size_t skipped = 0;
+  std::size_t unfit = 0;
+  std::vector<std::pair<std::string, std::size_t>> reasons;
+};
+SweepCounts sweep_counts(const std::vector<PointResult>& points);
+
+// One of the summary's tables as cells, so the terminal and the HTML page show the same text.
+struct SummaryTable {
+  std::vector<std::string> header;
+  std::vector<Align> align;  // per column
+  std::vector<std::vector<std::string>> rows;
+};
+
 // Positions in `points` of the points that ran and fit, best first by the objective (ties: lower
 // index first). When none fits, the points that ran.
 std::vector<std::size_t> ranked_points(const Study& study, const std::vector<PointResult>& points);
+
+// The first `study.top` of ranked_points: the top table's rows.
+std::vector<std::size_t> top_points(const Study& study, const std::vector<PointResult>& points);
+
+// What the top table ranks by, as its heading says it: "throughput (tokens per second)".
+std::string objective_heading(const Study& study);
+
+// The speed the Pareto front maximises: throughput, or 1 / step time with the time objective.
+double pareto_speed(const Study& study, const PointResult& point);
 
 // Positions of the points that ran and fit and that no other such point beats on both throughput
 // (higher; with the time objective, step time lower) and peak memory (lower), by rising memory.
@@ -35,6 +62,16 @@ struct ChooseMRow {
   std::optional<std::size_t> at_4p;
 };
 std::vector<ChooseMRow> choose_m(const Study& study, const std::vector<PointResult>& points);
+
+// The choose-m table's cells, as the summary prints them.
+SummaryTable choose_m_cells(const Study& study, const std::vector<PointResult>& points);
+
+// A table of points (the top table with `ranked`, the Pareto front without): inputs and figures.
+SummaryTable point_table_cells(const Study& study, const std::vector<PointResult>& points,
+                               const std::vector<std::size_t>& rows, bool ranked);
+
+// The advice lines (comm ratio, m < 2p, stage imbalance, nothing fits); empty when none applies.
+std::vector<std::string> sweep_advice(const Study& study, const std::vector<PointResult>& points);
 
 // "1f1b p=8 v=1 m=32 link=nvlink": a point's inputs in one phrase.
 std::string describe_point(const Study& study, const PointResult& point);
