@@ -3,11 +3,14 @@
 // Lists of costs hold either one value for every stage or one value per stage (device, boundary).
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "models/hardware/profile.hpp"
+#include "models/transformer/architecture.hpp"
 #include "models/transformer/training_layout.hpp"
 #include "models/units.hpp"
 #include "schedules/program.hpp"
@@ -37,6 +40,10 @@ struct Scenario {
   std::string model;                      // a preset name (ppsim models) or a configs/models-style JSON file
   std::string hardware = "h100-sxm5-80gb";  // a preset name or a configs/hardware-style JSON file
   TrainingLayout layout;                  // p and v are taken from params; global_batch 0 = m * b * d
+  // Set by resolve_transformer_scenario, so the files are read once per study, not once per
+  // schedule (shared: a scenario is copied for every schedule it runs).
+  std::shared_ptr<const Architecture> resolved_model;
+  std::shared_ptr<const HardwareProfile> resolved_hardware;
   bool timeline = false;
 
   // Where each setting came from ("--forward" or "cfg.json: $.forward"), so that errors found

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 
 #include "models/json/architecture_json.hpp"
 #include "models/json/hardware_profile_json.hpp"
@@ -78,9 +79,11 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
       throw InputError(source + ": cannot be combined with --model, which derives F, B, W, memory and links");
     }
   }
-  const Architecture arch = resolve_architecture(scenario);
-  const HardwareProfile hardware = resolve_hardware(scenario);
   Scenario resolved = scenario;
+  resolved.resolved_model = std::make_shared<const Architecture>(resolve_architecture(scenario));
+  resolved.resolved_hardware = std::make_shared<const HardwareProfile>(resolve_hardware(scenario));
+  const Architecture& arch = *resolved.resolved_model;
+  const HardwareProfile& hardware = *resolved.resolved_hardware;
   TrainingLayout& layout = resolved.layout;
   const int t = layout.tensor_parallel;
   auto refuse_t = [&](const std::string& why) { throw InputError(scenario.source_of("t") + ": " + why); };
@@ -126,7 +129,9 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
 }
 
 TransformerSetup transformer_setup(const Scenario& scenario) {
-  TransformerSetup setup{resolve_architecture(scenario), scenario.layout, resolve_hardware(scenario)};
+  TransformerSetup setup{scenario.resolved_model ? *scenario.resolved_model : resolve_architecture(scenario),
+                         scenario.layout,
+                         scenario.resolved_hardware ? *scenario.resolved_hardware : resolve_hardware(scenario)};
   setup.layout.pipeline = scenario.params.p;
   setup.layout.chunks = scenario.params.v;
   return setup;

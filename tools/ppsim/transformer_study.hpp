@@ -20,10 +20,12 @@ HardwareProfile resolve_hardware(const Scenario& scenario);
 
 // Checks the settings of a transformer study (or that none is given without --model) and returns
 // the scenario with m and the global batch made consistent: m = global batch / (b * d) when the
-// global batch is given, global batch = m * b * d otherwise.
+// global batch is given, global batch = m * b * d otherwise. It keeps the architecture and hardware
+// it found in the returned scenario.
 Scenario resolve_transformer_scenario(const Scenario& scenario);
 
-// The architecture, layout (p and v from the scenario's params) and hardware of a resolved scenario.
+// The architecture, layout (p and v from the scenario's params) and hardware of a scenario: the ones
+// resolve_transformer_scenario kept, or read now when it has not run.
 TransformerSetup transformer_setup(const Scenario& scenario);
 
 }  // namespace ppsim
