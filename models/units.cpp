@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "schedules/excerpt.hpp"
+
 namespace ppsim {
 namespace {
 
@@ -69,7 +71,7 @@ bool split_quantity(std::string_view text, const std::array<Unit, N>& units, dou
   char* end = nullptr;
   number = std::strtod(copy.c_str(), &end);
   if (end == copy.c_str()) {
-    error = "'" + copy + "' does not start with a number";
+    error = quoted_excerpt(copy) + " does not start with a number";
     return false;
   }
   std::string_view unit = trim(std::string_view(copy).substr(static_cast<std::size_t>(end - copy.c_str())));
@@ -80,7 +82,7 @@ bool split_quantity(std::string_view text, const std::array<Unit, N>& units, dou
       return true;
     }
   }
-  error = "'" + copy + "' has unknown unit '" + std::string(unit) + "' (known: " + unit_list(units) + ")";
+  error = quoted_excerpt(copy) + " has unknown unit " + quoted_excerpt(unit) + " (known: " + unit_list(units) + ")";
   return false;
 }
 

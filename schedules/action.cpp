@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 
+#include "schedules/excerpt.hpp"
+
 namespace ppsim {
 namespace {
 
@@ -21,7 +23,7 @@ bool parse_index(std::string_view digits, std::string_view what, std::int32_t& o
   }
   for (char c : digits) {
     if (!is_digit(c)) {
-      why = "unexpected '" + std::string(1, c) + "' in the " + std::string(what) + " number";
+      why = "unexpected " + quoted_excerpt(std::string_view(&c, 1)) + " in the " + std::string(what) + " number";
       return false;
     }
   }
@@ -64,7 +66,7 @@ ActionParse parse_action(std::string_view text) {
   ActionParse result;
   auto fail = [&](std::string why) {
     result.error =
-        "'" + std::string(text) + "' is not an action (" + why + "; expected [stage][F|B|I|W][micro-batch], e.g. 0F1)";
+        quoted_excerpt(text) + " is not an action (" + why + "; expected [stage][F|B|I|W][micro-batch], e.g. 0F1)";
     return result;
   };
   std::size_t pos = 0;
@@ -94,7 +96,7 @@ ActionParse parse_action(std::string_view text) {
       result.action.op = Op::kBackwardWeight;
       break;
     default:
-      return fail("unknown op '" + std::string(1, rest[0]) + "'");
+      return fail("unknown op " + quoted_excerpt(rest.substr(0, 1)));
   }
   if (!parse_index(rest.substr(1), "micro-batch", result.action.microbatch, why)) return fail(why);
   result.ok = true;
@@ -112,7 +114,7 @@ CellParse parse_cell(std::string_view text) {
     return cell;
   }
   auto fail = [&](std::string why) {
-    cell.error = "'" + std::string(text) + "' is not an overlapped pair (" + why +
+    cell.error = quoted_excerpt(text) + " is not an overlapped pair (" + why +
                  "; expected (F action;B or I action)OVERLAP_F_B, e.g. (0F3;3B1)OVERLAP_F_B)";
     return cell;
   };

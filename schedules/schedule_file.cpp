@@ -56,8 +56,21 @@ CsvCells split_csv(std::string_view text) {
   auto skip_line_end = [&](std::size_t& i) { i += (text[i] == '\r' && i + 1 < n && text[i + 1] == '\n') ? 2 : 1; };
 
   std::size_t pos = 0;
+  std::size_t entries = 0;  // rows and cells so far, against kMaxScheduleFileCells
+  auto over_budget = [&](std::size_t column) {
+    if (++entries <= kMaxScheduleFileCells) return false;
+    out.issue = CellIssue{out.cells.size(), column,
+                          "the file holds more than " + std::to_string(kMaxScheduleFileCells) +
+                              " cells and rows, above the op limit of one run"};
+    return true;
+  };
   while (pos < n) {
     std::vector<std::string> row;
+    if (over_budget(0)) {
+      row.emplace_back();  // the cell the issue names
+      out.cells.push_back(std::move(row));
+      return out;
+    }
     if (is_line_end(pos)) {
       skip_line_end(pos);
       out.cells.push_back(std::move(row));
@@ -65,6 +78,11 @@ CsvCells split_csv(std::string_view text) {
     }
     while (true) {
       std::string field;
+      if (over_budget(row.size())) {
+        row.emplace_back();
+        out.cells.push_back(std::move(row));
+        return out;
+      }
       if (pos < n && text[pos] == '"') {
         ++pos;
         bool closed = false;

@@ -41,6 +41,11 @@
 
 namespace ppsim {
 
+// Reading stops, with a problem, past this many cells and rows in all (actions, idle steps and
+// line ends): the op limit of one run (kMaxOps in tools/ppsim/study.hpp), so that a hostile file
+// costs memory in proportion to what a run may simulate, not to its size.
+inline constexpr std::size_t kMaxScheduleFileCells = 50'000'000;
+
 // A schedule file's cells as read: rows are devices, each row's cells in order; "" is an idle step.
 using ScheduleCells = std::vector<std::vector<std::string>>;
 

@@ -17,36 +17,53 @@
 namespace ppsim {
 namespace {
 
-// Counts each (chunk, op) like torch's f0_cnt..w1_cnt and appends the actions that are real.
+// The six counters of torch's f0_cnt..w1_cnt, one per (chunk, op).
+enum Kind { kF0, kF1, kI0, kI1, kW0, kW1, kKinds };
+
+// Counts each (chunk, op) like torch and appends the actions that are real. Padded micro-batches
+// (>= m) keep their place in the counting but are not emitted; since counters only grow, once every
+// counter a loop touches is past m the rest of that loop emits nothing and is skipped by arithmetic.
+// That keeps a device's work O(its actions) where the padding is O(p): ZB-V at p = 100,000 and m = 8
+// pads to 199,999 micro-batches per device.
 class DeviceOrder {
  public:
   DeviceOrder(int p, int d, int m, std::vector<Action>& out) : chunk0_(d), chunk1_(2 * p - 1 - d), m_(m), out_(out) {}
 
-  void forward0() { push(chunk0_, Op::kForward, f0_++); }
-  void forward1() { push(chunk1_, Op::kForward, f1_++); }
-  void input0() { push(chunk0_, Op::kBackwardInput, i0_++); }
-  void input1() { push(chunk1_, Op::kBackwardInput, i1_++); }
-  void weight0() { push(chunk0_, Op::kBackwardWeight, w0_++); }
-  void weight1() { push(chunk1_, Op::kBackwardWeight, w1_++); }
-
-  int forwards0() const { return f0_; }
-  int forwards1() const { return f1_; }
-  int inputs0() const { return i0_; }
-  int inputs1() const { return i1_; }
-  int weights0() const { return w0_; }
-  int weights1() const { return w1_; }
-
- private:
-  // Padded micro-batches (>= m) keep their place in the counting but are not emitted.
-  void push(int stage, Op op, int microbatch) {
-    if (microbatch < m_) out_.push_back({stage, op, microbatch});
+  void run(Kind kind) {
+    const int microbatch = count_[kind]++;
+    if (microbatch >= m_) return;
+    const bool first_chunk = kind == kF0 || kind == kI0 || kind == kW0;
+    const Op op = kind == kF0 || kind == kF1 ? Op::kForward : kind == kI0 || kind == kI1 ? Op::kBackwardInput
+                                                                                         : Op::kBackwardWeight;
+    out_.push_back({first_chunk ? chunk0_ : chunk1_, op, microbatch});
   }
 
+  // `times` iterations of running `body` in order; each kind appears once in a body.
+  void repeat(int times, std::initializer_list<Kind> body) {
+    for (int k = 0; k < times; ++k) {
+      if (past_m(body)) {
+        for (Kind kind : body) count_[kind] += times - k;
+        return;
+      }
+      for (Kind kind : body) run(kind);
+    }
+  }
+
+  int count(Kind kind) const { return count_[kind]; }
+  bool past_m(std::initializer_list<Kind> kinds) const {
+    for (Kind kind : kinds) {
+      if (count_[kind] < m_) return false;
+    }
+    return true;
+  }
+  bool exhausted() const { return past_m({kF0, kF1, kI0, kI1, kW0, kW1}); }
+
+ private:
   int chunk0_;
   int chunk1_;
   int m_;
   std::vector<Action>& out_;
-  int f0_ = 0, f1_ = 0, i0_ = 0, i1_ = 0, w0_ = 0, w1_ = 0;
+  int count_[kKinds] = {};
 };
 
 void build_device(int p, int d, int m, std::vector<Action>& out) {
@@ -54,37 +71,22 @@ void build_device(int p, int d, int m, std::vector<Action>& out) {
   DeviceOrder order(p, d, m, out);
   // Warmup: chunk 0 runs ahead by 2(p-d)-1, the distance its output travels down and back up the V
   // before chunk 1 of this device can use it.
-  for (int k = 0; k < 2 * (p - d) - 1; ++k) order.forward0();
-  for (int k = 0; k < d; ++k) {
-    order.forward1();
-    order.forward0();
-  }
+  order.repeat(2 * (p - d) - 1, {kF0});
+  order.repeat(d, {kF1, kF0});
   // Chunk 1's gradients start at the bottom of the V, so its backwards begin first.
-  for (int k = 0; k < p - d; ++k) {
-    order.forward1();
-    order.input1();
-    order.weight1();
-  }
-  // Steady: one F, I and W per chunk; W right after its I keeps the stash at its warmup level.
-  while (order.forwards1() < order.forwards0() || order.forwards0() < n) {
-    if (order.forwards0() < n) order.forward0();
-    order.input0();
-    order.weight0();
-    order.forward1();
-    order.input1();
-    order.weight1();
+  order.repeat(p - d, {kF1, kI1, kW1});
+  // Steady: one F, I and W per chunk; W right after its I keeps the stash at its warmup level. Every
+  // iteration emits an action until all counters are past m, and then nothing more ever would.
+  while (order.count(kF1) < order.count(kF0) || order.count(kF0) < n) {
+    if (order.exhausted()) return;
+    if (order.count(kF0) < n) order.run(kF0);
+    for (Kind kind : {kI0, kW0, kF1, kI1, kW1}) order.run(kind);
   }
   // Cooldown: input gradients first (others wait for them), weight gradients fill the drain.
-  for (int k = 0; k < d; ++k) {
-    order.input0();
-    order.input1();
-  }
-  for (int k = 0; k < p - d; ++k) {
-    order.input0();
-    order.weight0();
-  }
-  while (order.weights1() < order.inputs1()) order.weight1();
-  while (order.weights0() < order.inputs0()) order.weight0();
+  order.repeat(d, {kI0, kI1});
+  order.repeat(p - d, {kI0, kW0});
+  while (order.count(kW1) < std::min(order.count(kI1), m)) order.run(kW1);
+  while (order.count(kW0) < std::min(order.count(kI0), m)) order.run(kW0);
 }
 
 }  // namespace

@@ -91,20 +91,27 @@ TEST_CASE("an unwritable picture path is one line naming the flag, exit 2, nothi
     const CliRun run = cli({"run", "-s", "1f1b", flag, path});
     CHECK(run.status == ppsim::kExitBadInput);
     CHECK(run.out.empty());
-    CHECK(run.err == "ppsim: error: " + flag + ": cannot write " + path + "\n");
+    CHECK(run.err == "ppsim: error: " + flag + ": cannot write " + path + ": No such file or directory\n");
   }
-  // A failed file leaves no partial file or temporary behind, and an existing file untouched.
+}
+
+TEST_CASE("pictures are written all or none: one unwritable path leaves every other file as it was",
+          "[cli][pictures][regression]") {
+  const TempDir dir("cli-all-or-none");
   const std::string existing = dir.file("keep.svg");
   std::ofstream(existing) << "old";
-  const fs::path blocked = dir.path / "blocked.svg";
-  fs::create_directories(blocked.string() + ".ppsim-tmp");  // the temporary cannot be created
-  const CliRun run = cli({"run", "-s", "1f1b", "--svg", existing, "--html", blocked.string()});
+  const std::string fresh = dir.file("fresh.trace.json");
+  fs::create_directories(dir.path / "SOMEDIR");
+  const CliRun run =
+      cli({"run", "-p", "2", "-m", "2", "--svg", existing, "--trace", fresh, "--html", dir.file("SOMEDIR")});
   CHECK(run.status == ppsim::kExitBadInput);
-  CHECK_FALSE(fs::exists(blocked));
-  CHECK(read(existing).find("<svg") != std::string::npos);  // written before --html failed
-  const CliRun again = cli({"run", "-s", "1f1b", "--svg", blocked.string()});
-  CHECK(again.status == ppsim::kExitBadInput);
-  CHECK_FALSE(fs::exists(blocked));
+  CHECK(run.out.empty());
+  CHECK(run.err == "ppsim: error: --html: cannot write " + dir.file("SOMEDIR") + ": it is a directory\n");
+  CHECK(read(existing) == "old");
+  CHECK_FALSE(fs::exists(fresh));
+  std::size_t entries = 0;  // no temporary left behind: keep.svg and SOMEDIR only
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path)) ++entries;
+  CHECK(entries == 2);
 }
 
 TEST_CASE("ppsim without arguments writes ppsim-report.html and says where on stderr", "[cli][pictures]") {
@@ -123,7 +130,7 @@ TEST_CASE("ppsim without arguments writes ppsim-report.html and says where on st
 
 TEST_CASE("ppsim without arguments still prints its tables where it cannot write the report", "[cli][pictures]") {
   const TempDir dir("cli-default-blocked");
-  fs::create_directories(dir.path / (std::string(ppsim::kDefaultReportPath) + ".ppsim-tmp"));
+  fs::create_directories(dir.path / ppsim::kDefaultReportPath);  // a directory where the report would go
   const fs::path previous = fs::current_path();
   fs::current_path(dir.path);
   const CliRun run = cli({});

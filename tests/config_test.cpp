@@ -66,10 +66,10 @@ TEST_CASE("a config error names the file and the JSON path", "[config][errors]")
       {R"({"microbatches": 1})", "cfg.json: $.microbatches: unknown key (did you mean \"micro-batch\"?)"},
       {R"({"zzzz": 1})", "cfg.json: $.zzzz: unknown key (see ppsim run --help for the keys)"},
       {R"({"p": "four"})", "cfg.json: $.p: must be a positive integer, got string \"four\""},
-      {R"({"p": 4.5})", "cfg.json: $.p: must be a positive integer, got 4.5"},
+      {R"({"p": 4.5})", "cfg.json: $.p: must be a positive integer, got number 4.5"},
       {R"({"m": 0})", "cfg.json: $.m: must be a positive integer, got 0"},
       {R"({"m": -3})", "cfg.json: $.m: must be a positive integer, got -3"},
-      {R"({"m": 1e30})", "cfg.json: $.m: must be a positive integer, got 1e+30"},
+      {R"({"m": 1e30})", "cfg.json: $.m: must be a positive integer, got number 1e+30"},
       {R"({"forward": true})", "cfg.json: $.forward: must be a time or a list of times, got boolean true"},
       {R"({"forward": [1, -1]})", "cfg.json: $.forward[1]: must not be negative, got -1"},
       {R"({"forward": []})", "cfg.json: $.forward: must not be an empty list"},
@@ -77,12 +77,12 @@ TEST_CASE("a config error names the file and the JSON path", "[config][errors]")
       {R"({"latency": [1]})", "cfg.json: $.latency: must be a time, got array [1]"},
       {R"({"bandwidth": -5})", "cfg.json: $.bandwidth: must be positive, got -5"},
       {R"({"activation-bytes": 1e300})", "cfg.json: $.activation-bytes: is absurdly large"},
-      {R"({"schedule": 3})", "cfg.json: $.schedule: must be a schedule name or a non-empty list of names, got 3"},
+      {R"({"schedule": 3})", "cfg.json: $.schedule: must be a schedule name or a non-empty list of names, got number 3"},
       {R"({"schedule": ["gpipe", 3]})", "cfg.json: $.schedule[1]: must be a schedule name (a string)"},
-      {R"({"timeline": 1})", "cfg.json: $.timeline: must be true or false, got 1"},
+      {R"({"timeline": 1})", "cfg.json: $.timeline: must be true or false, got number 1"},
       {R"({"comm": "eventually"})", "cfg.json: $.comm: must be overlap or blocking, got 'eventually'"},
       {R"({"weight-stash-fraction": "half"})",
-       "cfg.json: $.weight-stash-fraction: must be a number between 0 and 1, got \"half\""},
+       "cfg.json: $.weight-stash-fraction: must be a number between 0 and 1, got string \"half\""},
   }));
   INFO(text);
   CHECK(error_of(text).rfind(expected, 0) == 0);

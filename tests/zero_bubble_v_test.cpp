@@ -219,3 +219,11 @@ TEST_CASE("ZB-V at every p <= 8, m <= 4p and other cost ratios is valid, finishe
     }
   }
 }
+
+TEST_CASE("ZB-V builds at p = 100,000 and m = 8 in time proportional to its actions", "[zbv][regression]") {
+  // Padding every device to 2p-1 micro-batches once made this O(p^2): minutes, where it is now a
+  // fraction of a second (tools/bench/schedule_bench measures it). The count pins the skipping.
+  const ppsim::Program program = ppsim::build_zero_bubble_v(ppsim::ScheduleParams{100'000, 8, 2});
+  REQUIRE(program.actions.size() == 100'000);
+  for (const auto& list : program.actions) REQUIRE(list.size() == 6 * 8);
+}

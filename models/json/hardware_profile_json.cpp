@@ -29,7 +29,7 @@ EfficiencyTable table_from_json(const JsonFields& tables, std::string_view name)
     const std::string row_path = path + "[" + std::to_string(i) + "]";
     const nlohmann::json& row = rows[i];
     if (!row.is_array() || row.size() != 2 || !row[0].is_number() || !row[1].is_number()) {
-      fail(row_path, "must be a [size, fraction] pair of numbers, got " + row.dump());
+      fail(row_path, "must be a [size, fraction] pair of numbers, got " + json_excerpt(row));
     }
     points.push_back({row[0].get<double>(), row[1].get<double>()});
     // Checked here, one row at a time, so the message names the row at fault.

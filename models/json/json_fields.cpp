@@ -2,17 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 namespace ppsim {
 namespace {
 
-std::string shown(const nlohmann::json& value) {
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return std::string(value.type_name()) + " " + text;
-}
+std::string shown(const nlohmann::json& value) { return json_excerpt(value); }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -33,6 +28,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::string closest_name(std::string_view unknown, const std::vector<std::string_view>& candidates) {
   std::string best;
+  // No name ppsim knows is this long: a suggestion for a giant key would cost its length times every
+  // candidate's, for nothing.
+  if (unknown.size() > kMaxSuggestedLength) return best;
   std::size_t best_distance = std::max<std::size_t>(2, unknown.size() / 3) + 1;
   for (std::string_view candidate : candidates) {
     const std::size_t distance = edit_distance(unknown, candidate);
@@ -117,21 +115,6 @@ void JsonFields::refuse_unknown(std::initializer_list<std::string_view> known) c
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     const std::string suggestion = closest_name(key, std::vector<std::string_view>(known));
     fail(key, "unknown key" + (suggestion.empty() ? std::string() : " (did you mean \"" + suggestion + "\"?)"));
-  }
-}
-
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw JsonInputError(path + ": cannot read the file");
-  try {
-    return nlohmann::json::parse(file);
-  } catch (const nlohmann::json::parse_error& error) {
-    std::string what = error.what();
-    // nlohmann prefixes "[json.exception.parse_error.101] "; the rest says where and why.
-    if (const auto bracket = what.find("] "); what.starts_with("[json.exception") && bracket != std::string::npos) {
-      what = what.substr(bracket + 2);
-    }
-    throw JsonInputError(path + ": malformed JSON: " + what);
   }
 }
 

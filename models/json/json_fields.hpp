@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "models/json/json_input_error.hpp"
+#include "models/json/json_document.hpp"
 
 namespace ppsim {
 
@@ -22,7 +22,8 @@ class JsonFields {
 
   const std::string& origin() const { return origin_; }
   const std::string& path() const { return path_; }
-  std::string path_of(std::string_view key) const { return path_ + "." + std::string(key); }
+  // The key is cut for messages: a key may be anything a file holds.
+  std::string path_of(std::string_view key) const { return path_ + "." + excerpt(key); }
 
   [[noreturn]] void fail(std::string_view key, const std::string& what) const;
   [[noreturn]] void fail_here(const std::string& what) const;
@@ -48,8 +49,8 @@ class JsonFields {
   std::string path_;
 };
 
-// The JSON document in `path`, or a JsonInputError naming the file (unreadable, malformed).
-nlohmann::json read_json_file(const std::string& path);
+// Names longer than this get no suggestion.
+inline constexpr std::size_t kMaxSuggestedLength = 64;
 
 // Edit-distance suggestion among `candidates`, or "" when none is close.
 std::string closest_name(std::string_view unknown, const std::vector<std::string_view>& candidates);

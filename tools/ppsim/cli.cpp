@@ -6,6 +6,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "models/json/json_input_error.hpp"
 #include "schedules/registry.hpp"
 #include "tools/ppsim/config.hpp"
 #include "tools/ppsim/errors.hpp"
@@ -228,16 +229,22 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return kExitOk;
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error, out, err);  // --help, --version
-    err << "ppsim: error: " << error.what() << '\n';
+    err << "ppsim: error: " << one_line(error.what()) << '\n';
     return kExitBadInput;
   } catch (const InputError& error) {
-    err << "ppsim: error: " << error.what() << '\n';
+    err << "ppsim: error: " << one_line(error.what()) << '\n';
+    return kExitBadInput;
+  } catch (const JsonInputError& error) {  // a model or hardware file, read in models/json
+    err << "ppsim: error: " << one_line(error.what()) << '\n';
     return kExitBadInput;
   } catch (const ScheduleError& error) {
-    err << "ppsim: error: " << error.what() << '\n' << error.grid();
+    err << "ppsim: error: " << one_line(error.what()) << '\n' << error.grid();
     return kExitBadSchedule;
+  } catch (const std::bad_alloc&) {
+    err << "ppsim: error: out of memory\n";
+    return kExitFailure;
   } catch (const std::exception& error) {
-    err << "ppsim: internal error: " << error.what() << '\n';
+    err << "ppsim: internal error: " << one_line(error.what()) << '\n';
     return kExitFailure;
   }
 }

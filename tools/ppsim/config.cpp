@@ -5,9 +5,9 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "models/json/json_document.hpp"
 #include "models/json/json_fields.hpp"
 #include "tools/ppsim/errors.hpp"
 
@@ -73,7 +73,7 @@ std::vector<std::string_view> split_commas(std::string_view text) {
   return parts;
 }
 
-std::string quote(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string quote(std::string_view text) { return quoted_excerpt(text); }
 
 // Sizes beyond this are refused before anything is built; the op limit in study.cpp bounds the product.
 constexpr long long kMaxCount = 1'000'000'000;
@@ -85,9 +85,9 @@ int parse_count(std::string_view text, const std::string& source) {
     fail(source, "must be a positive integer, got " + quote(text));
   }
   if (ec == std::errc::result_out_of_range || value > kMaxCount) {
-    fail(source, "is absurdly large (" + std::string(text) + "; at most " + std::to_string(kMaxCount) + ")");
+    fail(source, "is absurdly large (" + excerpt(text) + "; at most " + std::to_string(kMaxCount) + ")");
   }
-  if (value <= 0) fail(source, "must be a positive integer, got " + std::string(text));
+  if (value <= 0) fail(source, "must be a positive integer, got " + excerpt(text));
   return static_cast<int>(value);
 }
 
@@ -99,9 +99,9 @@ int count_from_json(const nlohmann::json& value, const std::string& source) {
     if (std::isfinite(number) && number == std::floor(number) && std::fabs(number) < 1e18) {
       return parse_count(std::to_string(static_cast<long long>(number)), source);
     }
-    fail(source, "must be a positive integer, got " + value.dump());
+    fail(source, "must be a positive integer, got " + json_excerpt(value));
   }
-  fail(source, "must be a positive integer, got " + std::string(value.type_name()) + " " + value.dump());
+  fail(source, "must be a positive integer, got " + json_excerpt(value));
 }
 
 template <typename T>
@@ -120,8 +120,8 @@ template <typename T>
 T element_from_json(const nlohmann::json& value, const std::string& source, TextParser<T> text, NumberParser<T> number,
                     std::string_view expected) {
   if (value.is_number()) return checked(number(value.get<double>()), source);
-  if (value.is_string()) return checked(text(value.get<std::string>()), source);
-  fail(source, "must be " + std::string(expected) + ", got " + std::string(value.type_name()) + " " + value.dump());
+  if (value.is_string()) return checked(text(value.get_ref<const std::string&>()), source);
+  fail(source, "must be " + std::string(expected) + ", got " + json_excerpt(value));
 }
 
 template <typename T>
@@ -136,7 +136,9 @@ std::vector<T> list_from_json(const nlohmann::json& value, const std::string& so
     return values;
   }
   if (value.is_string()) {
-    const auto parts = split_commas(value.get<std::string>());
+    // The parts view this string: it must outlive them (a temporary here was a use-after-free).
+    const std::string& text_value = value.get_ref<const std::string&>();
+    const auto parts = split_commas(text_value);
     for (std::size_t i = 0; i < parts.size(); ++i) {
       values.push_back(
           checked(text(parts[i]), parts.size() > 1 ? source + " (value " + std::to_string(i + 1) + ")" : source));
@@ -321,8 +323,11 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
   if (!config.is_object()) {
     fail(origin, "$: must be a JSON object of settings, got " + std::string(config.type_name()));
   }
-  for (const auto& [key, value] : config.items()) {
-    const std::string source = origin + ": $." + key;
+  for (const auto& item : config.items()) {
+    // Named, not a structured binding: clang 14 cannot capture a structured binding in a lambda.
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
+    const std::string source = origin + ": $." + excerpt(key);
     const auto known =
         std::find_if(kSettings.begin(), kSettings.end(), [&](const SettingInfo& s) { return s.key == key; });
     if (known == kSettings.end()) {
@@ -341,7 +346,7 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
           scenario.schedules.push_back(value[i].get<std::string>());
         }
       } else {
-        fail(source, "must be a schedule name or a non-empty list of names, got " + value.dump());
+        fail(source, "must be a schedule name or a non-empty list of names, got " + json_excerpt(value));
       }
     } else if (key == "p" || key == "m" || key == "v") {
       (key == "p"   ? scenario.params.p
@@ -367,11 +372,11 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
                                                  : scenario.static_bytes;
       target = list_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size or a list of sizes");
     } else if (key == "weight-stash-fraction") {
-      if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + value.dump());
+      if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + json_excerpt(value));
       scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
     } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
                key == "distributed-optimizer" || key == "overlap-grad-reduce") {
-      if (!value.is_boolean()) fail(source, "must be true or false, got " + value.dump());
+      if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
       apply_setting_text(key, value.get<bool>() ? "true" : "false", source, scenario);
     } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d") {
       apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
@@ -386,31 +391,24 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
               value[i] == 0 ? 0 : count_from_json(value[i], element));
         }
       } else {
-        fail(source, "must be a non-empty list of layer counts, got " + value.dump());
+        fail(source, "must be a non-empty list of layer counts, got " + json_excerpt(value));
       }
     } else if (key == "workspace") {
       scenario.layout.workspace_bytes =
           element_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size").value;
     } else {  // comm, format, schedule-file, model, hardware, recompute, precision: strings
-      if (!value.is_string()) fail(source, "must be a string, got " + value.dump());
+      if (!value.is_string()) fail(source, "must be a string, got " + json_excerpt(value));
       apply_setting_text(key, value.get<std::string>(), source, scenario);
     }
   }
 }
 
 void apply_config_file(const std::string& path, Scenario& scenario) {
-  std::ifstream file(path);
-  if (!file) fail(path, "cannot read the config file");
   nlohmann::json config;
   try {
-    config = nlohmann::json::parse(file);
-  } catch (const nlohmann::json::parse_error& error) {
-    std::string what = error.what();
-    // nlohmann prefixes "[json.exception.parse_error.101] "; the rest says where and why.
-    if (const auto bracket = what.find("] "); what.starts_with("[json.exception") && bracket != std::string::npos) {
-      what = what.substr(bracket + 2);
-    }
-    fail(path, "malformed JSON: " + what);
+    config = parse_json_text(read_bounded_file(path, kMaxJsonFileBytes, "config file"), path);
+  } catch (const JsonInputError& error) {
+    throw InputError(error.what());
   }
   const std::string before = scenario.schedule_file;
   const std::string model_before = scenario.model;

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ppsim {
 
@@ -26,5 +27,26 @@ class ScheduleError : public std::runtime_error {
  private:
   std::string grid_;
 };
+
+// An error message as one bounded line: control characters (line breaks among them) are written
+// as \xNN and anything past kMaxErrorChars is cut with an ellipsis. The last guard: the messages
+// themselves already cut what they echo.
+inline constexpr std::size_t kMaxErrorChars = 400;
+inline std::string one_line(std::string_view message) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string line;
+  for (const char c : message.substr(0, kMaxErrorChars)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      line += c;
+    } else {
+      line += "\\x";
+      line += kHex[byte >> 4];
+      line += kHex[byte & 0xf];
+    }
+  }
+  if (message.size() > kMaxErrorChars) line += "...";
+  return line;
+}
 
 }  // namespace ppsim

@@ -10,5 +10,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const int status = ppsim::run_cli(args, std::cout, std::cerr);
   std::cout.flush();
-  return std::cout.good() ? status : 1;  // an unwritable stdout (full disk) is a failure, not success
+  if (std::cout.good()) return status;
+  // An unwritable stdout (a full disk, a closed pipe) is a failure, said as such.
+  std::cerr << "ppsim: error: cannot write to stdout\n";
+  return 1;
 }

@@ -1,6 +1,9 @@
 #pragma once
-// Output files are written beside the target and renamed into place, so a failed run never leaves a
-// partial file where a script or a browser would read it.
+// Output files are all or none: every file is written to a unique temporary beside its target, and
+// the temporaries are renamed into place only once all were written, so a failed run never leaves a
+// partial file, nor some files of a run and not others, where a script or a browser would read it.
+// A target that exists and is not a regular file (a FIFO, /dev/stdout, a terminal) is written in
+// place, never replaced; a symlink is followed, so its target is replaced and the link stays.
 
 #include <span>
 #include <string>
@@ -8,17 +11,16 @@
 
 namespace ppsim {
 
-// Writes `text` to `path` atomically; throws InputError("<flag>: cannot write <path>") on failure.
-void write_file_atomically(const std::string& path, const std::string& text, std::string_view flag);
-
 struct OutputFile {
   std::string path;
   std::string text;
   std::string flag;  // names the file in the error
 };
 
-// Writes every file beside its target first and renames them into place only once all were written,
-// so one path that cannot be written leaves none of the files.
+// Writes every file, or none; throws InputError("<flag>: cannot write <path>: <reason>") on failure.
 void write_files_atomically(std::span<const OutputFile> files);
+
+// One file, the same way.
+void write_file_atomically(const std::string& path, const std::string& text, std::string_view flag);
 
 }  // namespace ppsim

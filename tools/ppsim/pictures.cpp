@@ -24,13 +24,16 @@ std::string html_report(const Scenario& scenario, std::span<const Report> report
 }
 
 void write_pictures(const Scenario& scenario, std::span<const Report> reports, const PictureFiles& files) {
+  // All rendered first, then written all or none: one path that cannot be written leaves none.
+  std::vector<OutputFile> outputs;
   if (!files.svg.empty()) {
     std::vector<std::string> captions;
     for (const auto& notes : notes_of(scenario, reports)) captions.push_back(bubble_caption(notes));
-    write_file_atomically(files.svg, render_svg(reports, captions), "--svg");
+    outputs.push_back({files.svg, render_svg(reports, captions), "--svg"});
   }
-  if (!files.html.empty()) write_file_atomically(files.html, html_report(scenario, reports), "--html");
-  if (!files.trace.empty()) write_file_atomically(files.trace, render_chrome_trace(reports), "--trace");
+  if (!files.html.empty()) outputs.push_back({files.html, html_report(scenario, reports), "--html"});
+  if (!files.trace.empty()) outputs.push_back({files.trace, render_chrome_trace(reports), "--trace"});
+  write_files_atomically(outputs);
 }
 
 }  // namespace ppsim

@@ -1,12 +1,13 @@
 #include "tools/ppsim/schedule_loader.hpp"
 
-#include <fstream>
+#include <algorithm>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "models/json/json_document.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule_file.hpp"
 #include "schedules/validate.hpp"
+#include "sim/engine.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/study.hpp"
 #include "tools/ppsim/transformer_study.hpp"
@@ -17,13 +18,9 @@ namespace {
 ScheduleFileParse parse_json_schedule(const std::string& path, const std::string& text) {
   nlohmann::json document;
   try {
-    document = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
-    std::string what = error.what();
-    if (const auto bracket = what.find("] "); what.starts_with("[json.exception") && bracket != std::string::npos) {
-      what = what.substr(bracket + 2);
-    }
-    throw InputError(path + ": malformed JSON: " + what);
+    document = parse_json_text(text, path);
+  } catch (const JsonInputError& error) {
+    throw InputError(error.what());
   }
   DeclaredShape declared;
   const nlohmann::json* rows = &document;
@@ -31,7 +28,7 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
   if (document.is_object()) {
     for (const auto& [key, value] : document.items()) {
       if (key != "actions" && key != "stage_device" && key != "microbatches") {
-        throw InputError(path + ": $." + key +
+        throw InputError(path + ": $." + excerpt(key) +
                          ": unknown key (a schedule has \"actions\", \"stage_device\" and "
                          "\"microbatches\")");
       }
@@ -60,7 +57,7 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
         out.push_back(row[i].get<std::string>());
       } else {
         throw InputError(path + ": " + row_path + "[" + std::to_string(i) +
-                         "]: must be an action string like \"0F1\", got " + row[i].dump());
+                         "]: must be an action string like \"0F1\", got " + json_excerpt(row[i]));
       }
     }
   }
@@ -70,18 +67,34 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
 }  // namespace
 
 Program load_schedule_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(path + ": cannot read the schedule file");
-  std::ostringstream text;
-  text << file.rdbuf();
   const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-  ScheduleFileParse parse = json ? parse_json_schedule(path, text.str()) : parse_schedule_csv(text.str());
+  std::string text;
+  try {
+    text = read_bounded_file(path, json ? kMaxJsonScheduleFileBytes : kMaxCsvScheduleFileBytes, "schedule file");
+  } catch (const JsonInputError& error) {
+    throw InputError(error.what());
+  }
+  // Every cell ends at a comma or a line end: their count bounds the cells, checked before any is stored.
+  const auto separators = static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return c == ',' || c == '\n' || c == '\r';
+  }));
+  if (!json && separators > kMaxScheduleFileCells) {
+    throw InputError(path + ": the schedule file holds more than " + std::to_string(kMaxScheduleFileCells) +
+                     " cells and rows, above the op limit of one run");
+  }
+  ScheduleFileParse parse = json ? parse_json_schedule(path, text) : parse_schedule_csv(text);
   if (!parse.ok()) {
     std::string grid;
     if (parse.problem->where && parse.program.num_devices > 0) {
       grid = format_step_grid(parse.program, std::span<const GridMark>(&*parse.problem->where, 1));
     }
     throw ScheduleError(path + ": " + parse.problem->message, grid);
+  }
+  std::size_t ops = 0;
+  for (const auto& list : parse.program.actions) ops += list.size();
+  if (ops > static_cast<std::size_t>(kMaxOps)) {
+    throw InputError(path + ": the schedule has " + std::to_string(ops) + " actions, above the limit of " +
+                     std::to_string(kMaxOps) + " ops per run");
   }
   return std::move(parse.program);
 }
@@ -96,7 +109,10 @@ std::string export_schedule(const Scenario& given) {
   const ScheduleInfo& info = *find_schedule(scenario.schedules[0]);
   Program program;
   if (info.name == "custom") {
-    program = load_schedule_file(scenario.schedule_file);
+    // Replayed once, as `run` would: an invalid or deadlocking file is exit 3 here too, never
+    // written back out as if it were a schedule.
+    Engine engine;
+    program = simulate_schedule_file(scenario, false, engine).program;
   } else {
     const Scenario adjusted = scenario_for_schedule(scenario, info);
     if (auto why = info.check(adjusted.params)) throw InputError(constraint_error(scenario, info, *why));

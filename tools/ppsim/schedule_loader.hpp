@@ -2,12 +2,18 @@
 // Custom schedules for the CLI: a schedule file (torch's CSV, or JSON) read into a Program, and a
 // registry schedule written out in the same formats (`ppsim export`).
 
+#include <cstddef>
 #include <string>
 
 #include "schedules/program.hpp"
 #include "tools/ppsim/scenario.hpp"
 
 namespace ppsim {
+
+// Schedule files above these sizes are refused before they are read. A JSON schedule costs nlohmann
+// about 50 bytes a cell while parsing, a CSV one about 35: both stay under ~2.5 GiB at the op limit.
+inline constexpr std::size_t kMaxCsvScheduleFileBytes = std::size_t{512} << 20;  // 512 MiB
+inline constexpr std::size_t kMaxJsonScheduleFileBytes = std::size_t{64} << 20;  // 64 MiB
 
 // Reads `path` (JSON when it ends in .json, else CSV). An unreadable file or malformed JSON is an
 // InputError; a cell that is not an action, or a stage on two devices, is a ScheduleError with the

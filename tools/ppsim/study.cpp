@@ -4,6 +4,7 @@
 
 #include "models/stage_table_cost_model.hpp"
 #include "models/uniform_cost_model.hpp"
+#include "schedules/excerpt.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "tools/ppsim/config.hpp"
@@ -24,7 +25,7 @@ std::string unknown_schedule(const Scenario& scenario, std::string_view name) {
   std::vector<std::string_view> names;
   for (const auto& info : schedule_registry()) names.push_back(info.name);
   const std::string suggestion = nearest_name(name, names);
-  return scenario.source_of("schedule") + ": unknown schedule '" + std::string(name) + "'" +
+  return scenario.source_of("schedule") + ": unknown schedule " + quoted_excerpt(name) +
          (suggestion.empty() ? "" : " (did you mean " + suggestion + "?)") + "; known: " + registry_names();
 }
 

@@ -35,8 +35,9 @@ void run_sweep_command(const SweepCommands& commands, std::ostream& out, std::os
   std::optional<SweepFormat> format;
   if (!commands.output.empty()) format = sweep_format_for(commands.output, "-o");
   options.threads = commands.threads > 0 ? commands.threads : std::max(1u, std::thread::hardware_concurrency());
-  const bool bar = is_terminal(err);
-  ProgressBar progress(err);
+  const bool terminal = is_terminal(err);
+  const bool bar = terminal || commands.progress;
+  ProgressBar progress(err, !terminal);
   if (bar) options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   const std::vector<PointResult> results = run_sweep(study, options);
   if (bar) progress.finish(results.size(), options.threads);
@@ -63,6 +64,8 @@ void add_sweep_commands(CLI::App& app, SweepCommands& commands) {
   commands.sweep->add_option("-j,--jobs", commands.threads, "threads (default: every core)")
       ->type_name("N")
       ->check(CLI::PositiveNumber);
+  commands.sweep->add_flag("--progress", commands.progress,
+                           "print a progress line at every tenth of the points when stderr is not a terminal");
   commands.sweep->add_option("-o,--output", commands.output, "write every point: FILE.csv or FILE.jsonl")
       ->type_name("FILE");
   commands.sweep->add_option("--shard", commands.shard, "run the points with index % N == I (join with ppsim merge)")

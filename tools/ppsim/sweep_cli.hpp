@@ -14,6 +14,7 @@ struct SweepCommands {
   CLI::App* merge = nullptr;
   std::string study;
   unsigned threads = 0;  // 0: every core
+  bool progress = false;  // --progress: progress lines when stderr is not a terminal
   std::string output;
   std::string shard;
   std::string html;

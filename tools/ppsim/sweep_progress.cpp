@@ -28,10 +28,21 @@ std::string duration_text(double seconds) {
 
 bool is_terminal(const std::ostream& err) { return &err == &std::cerr && isatty(STDERR_FILENO) != 0; }
 
-ProgressBar::ProgressBar(std::ostream& err) : err_(err), start_(std::chrono::steady_clock::now()) {}
+ProgressBar::ProgressBar(std::ostream& err, bool lines)
+    : err_(err), lines_(lines), start_(std::chrono::steady_clock::now()) {}
 
 void ProgressBar::update(std::size_t done, std::size_t total) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (lines_) {
+    const std::size_t tenths = total == 0 ? 10 : done * 10 / total;
+    if (tenths <= tenths_shown_ || tenths >= 10) return;  // the last tenth is finish()'s line
+    tenths_shown_ = tenths;
+    char line[160];
+    std::snprintf(line, sizeof line, "ppsim sweep: %zu/%zu points (%zu%%) in %.1f s\n", done, total, tenths * 10,
+                  elapsed);
+    err_ << line << std::flush;
+    return;
+  }
   const double fraction = total == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total);
   const int filled = static_cast<int>(fraction * kBarWidth);
   const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
@@ -46,8 +57,9 @@ void ProgressBar::update(std::size_t done, std::size_t total) {
 void ProgressBar::finish(std::size_t total, unsigned threads) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   char line[160];
-  std::snprintf(line, sizeof line, "\r%zu points in %.2f s on %u threads (%.0f points/s)\033[K\n", total, elapsed,
-                threads, elapsed > 0 ? static_cast<double>(total) / elapsed : 0.0);
+  std::snprintf(line, sizeof line, lines_ ? "ppsim sweep: %zu points in %.2f s on %u threads (%.0f points/s)\n"
+                                         : "\r%zu points in %.2f s on %u threads (%.0f points/s)\033[K\n",
+                total, elapsed, threads, elapsed > 0 ? static_cast<double>(total) / elapsed : 0.0);
   err_ << line << std::flush;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The sweep's progress bar: points done, rate and time left, redrawn in place on stderr. Drawn only
-// when stderr is a terminal, so logs and pipes never see it.
+// The sweep's progress: on a terminal a bar redrawn in place on stderr (points done, rate, time left);
+// with --progress and stderr not a terminal (a CI log), one plain line at every tenth of the points.
 
 #include <chrono>
 #include <cstddef>
@@ -13,13 +13,16 @@ bool is_terminal(const std::ostream& err);
 
 class ProgressBar {
  public:
-  explicit ProgressBar(std::ostream& err);
+  // `lines`: plain lines for logs instead of the redrawn bar.
+  explicit ProgressBar(std::ostream& err, bool lines = false);
   void update(std::size_t done, std::size_t total);
   // Clears the bar and leaves one line: points, time, rate.
   void finish(std::size_t total, unsigned threads);
 
  private:
   std::ostream& err_;
+  bool lines_;
+  std::size_t tenths_shown_ = 0;
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -4,9 +4,9 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
+#include "models/json/json_document.hpp"
 #include "schedules/registry.hpp"
 #include "sim/report/format.hpp"
 #include "tools/ppsim/config.hpp"
@@ -43,21 +43,19 @@ bool is_setting(std::string_view key) {
   throw InputError(study.origin + ": " + path + ": " + what);
 }
 
-std::string type_and_value(const nlohmann::ordered_json& value) {
-  return std::string(value.type_name()) + " " + value.dump();
-}
+std::string type_and_value(const nlohmann::ordered_json& value) { return json_excerpt(value); }
 
 // Applies an object of settings; errors and sources name `path` ("$.axes.p[2]") instead of the
 // "$.key" that apply_config_json would write. With `per_key`, each key is appended to the path.
 void apply_settings(const Study& study, const nlohmann::json& settings, const std::string& path, bool per_key,
                     Scenario& scenario) {
   for (const auto& [key, value] : settings.items()) {
-    const std::string where = per_key ? path + "." + key : path;
+    const std::string where = per_key ? path + "." + excerpt(key) : path;
     try {
       apply_config_json(nlohmann::json{{key, value}}, study.origin, scenario);
     } catch (const InputError& error) {
       const std::string message = error.what();
-      const std::string written = study.origin + ": $." + key;
+      const std::string written = study.origin + ": $." + excerpt(key);
       if (message.starts_with(written)) throw InputError(study.origin + ": " + where + message.substr(written.size()));
       throw;
     }
@@ -91,11 +89,11 @@ std::vector<nlohmann::ordered_json> range_values(const Study& study, const std::
   }
   for (const auto& [name, value] : range.items()) {
     if (name != "from" && name != "to" && name != "step" && name != "times") {
-      fail(study, path + "." + name, "unknown key in a range; a range is {\"from\", \"to\", and \"step\" or \"times\"}");
+      fail(study, path + "." + excerpt(name), "unknown key in a range; a range is {\"from\", \"to\", and \"step\" or \"times\"}");
     }
-    if (!value.is_number()) fail(study, path + "." + name, "must be a number, got " + type_and_value(value));
+    if (!value.is_number()) fail(study, path + "." + excerpt(name), "must be a number, got " + type_and_value(value));
     if (count && !value.is_number_integer() && !value.is_number_unsigned()) {
-      fail(study, path + "." + name, key + " is a whole number, got " + value.dump());
+      fail(study, path + "." + excerpt(name), key + " is a whole number, got " + json_excerpt(value));
     }
   }
   for (const char* needed : {"from", "to"}) {
@@ -121,7 +119,7 @@ std::vector<nlohmann::ordered_json> range_values(const Study& study, const std::
   const double slack = 1e-9 * std::max(1.0, std::fabs(to));
   if (range.contains("step")) {
     const double step = range["step"].get<double>();
-    if (!(step > 0)) fail(study, path + ".step", "must be positive, got " + range["step"].dump());
+    if (!(step > 0)) fail(study, path + ".step", "must be positive, got " + json_excerpt(range["step"]));
     for (std::size_t i = 0;; ++i) {
       const double value = from + static_cast<double>(i) * step;
       if (value > to + slack) break;
@@ -129,8 +127,8 @@ std::vector<nlohmann::ordered_json> range_values(const Study& study, const std::
     }
   } else {
     const double times = range["times"].get<double>();
-    if (!(times > 1)) fail(study, path + ".times", "must be above 1, got " + range["times"].dump());
-    if (!(from > 0)) fail(study, path + ".from", "must be positive with \"times\", got " + range["from"].dump());
+    if (!(times > 1)) fail(study, path + ".times", "must be above 1, got " + json_excerpt(range["times"]));
+    if (!(from > 0)) fail(study, path + ".from", "must be positive with \"times\", got " + json_excerpt(range["from"]));
     for (std::size_t i = 0;; ++i) {
       const double value = from * std::pow(times, static_cast<double>(i));
       if (value > to + slack) break;
@@ -144,7 +142,7 @@ StudyAxis read_axis(const Study& study, const std::string& key, const nlohmann::
                     const std::string& directory) {
   StudyAxis axis;
   axis.key = key;
-  axis.path = "$.axes." + key;
+  axis.path = "$.axes." + excerpt(key);
   axis.group = !is_setting(key);
   if (among(kRunOnlyKeys, key)) fail(study, axis.path, "is not a sweep setting (it chooses the output of ppsim run)");
   if (key == "schedule-file") fail(study, axis.path, "cannot vary; give it under \"fixed\"");
@@ -172,7 +170,7 @@ StudyAxis read_axis(const Study& study, const std::string& key, const nlohmann::
       if (!value.is_object()) {
         const std::string suggestion = nearest_key(key);
         fail(study, path,
-             "must be an object of settings (\"" + key + "\" is not a setting" +
+             "must be an object of settings (\"" + excerpt(key) + "\" is not a setting" +
                  (suggestion.empty() ? std::string() : "; did you mean \"" + suggestion + "\"?") + "), got " +
                  type_and_value(value));
       }
@@ -185,7 +183,7 @@ StudyAxis read_axis(const Study& study, const std::string& key, const nlohmann::
           label = setting.get<std::string>();
           continue;
         }
-        if (among(kRunOnlyKeys, name)) fail(study, path + "." + name, "is not a sweep setting");
+        if (among(kRunOnlyKeys, name)) fail(study, path + "." + excerpt(name), "is not a sweep setting");
         settings[name] = beside_study(name, to_json(setting), directory);
       }
       if (settings.empty()) fail(study, path, "names no setting");
@@ -203,7 +201,7 @@ StudyAxis read_axis(const Study& study, const std::string& key, const nlohmann::
     Scenario scratch = study.base;
     apply_settings(study, settings, path, axis.group, scratch);
     if (settings.contains("schedule") && find_schedule(scratch.schedules.front()) == nullptr) {
-      fail(study, axis.group ? path + ".schedule" : path, "unknown schedule '" + scratch.schedules.front() + "'");
+      fail(study, axis.group ? path + ".schedule" : path, "unknown schedule " + quoted_excerpt(scratch.schedules.front()));
     }
     if (scratch.schedules.size() != 1) fail(study, path, "a point runs one schedule");
     axis.values.push_back(std::move(settings));
@@ -218,7 +216,7 @@ std::map<std::string, std::string> setting_places(const Study& study, const nloh
     const auto [it, inserted] = places.emplace(key, path);
     if (!inserted) fail(study, path, key + " is also set at " + it->second + "; set each setting in one place");
   };
-  for (const auto& [key, value] : fixed.items()) place(key, "$.fixed." + key);
+  for (const auto& [key, value] : fixed.items()) place(key, "$.fixed." + excerpt(key));
   for (const StudyAxis& axis : study.axes) {
     std::set<std::string> keys;
     for (const auto& settings : axis.values) {
@@ -300,7 +298,7 @@ Study parse_study(const nlohmann::ordered_json& json, const std::string& origin,
   for (const auto& [key, value] : json.items()) {
     if (!among(kStudyKeys, key)) {
       const std::string suggestion = nearest_name(key, kStudyKeys);
-      fail(study, "$." + key,
+      fail(study, "$." + excerpt(key),
            "unknown key" + (suggestion.empty() ? std::string(" (a study has description, fixed, axes, gpus, objective, "
                                                              "bubble_target, memory_limit, top)")
                                                : " (did you mean \"" + suggestion + "\"?)"));
@@ -313,7 +311,7 @@ Study parse_study(const nlohmann::ordered_json& json, const std::string& origin,
   const nlohmann::ordered_json fixed = json.value("fixed", nlohmann::ordered_json::object());
   if (!fixed.is_object()) fail(study, "$.fixed", "must be an object of settings, got " + type_and_value(fixed));
   for (const auto& [key, value] : fixed.items()) {
-    if (among(kRunOnlyKeys, key)) fail(study, "$.fixed." + key, "is not a sweep setting");
+    if (among(kRunOnlyKeys, key)) fail(study, "$.fixed." + excerpt(key), "is not a sweep setting");
     nlohmann::json setting = nlohmann::json::object();
     setting[key] = beside_study(key, to_json(value), directory);
     apply_settings(study, setting, "$.fixed", true, study.base);
@@ -325,7 +323,7 @@ Study parse_study(const nlohmann::ordered_json& json, const std::string& origin,
     fail(study, "$.fixed.schedule", "a point runs one schedule; list several under \"axes\": {\"schedule\": [...]}");
   }
   if (find_schedule(study.base.schedules.front()) == nullptr) {
-    fail(study, "$.fixed.schedule", "unknown schedule '" + study.base.schedules.front() + "'");
+    fail(study, "$.fixed.schedule", "unknown schedule " + quoted_excerpt(study.base.schedules.front()));
   }
 
   if (!json.contains("axes")) fail(study, "$", "a study needs \"axes\": the settings to vary");
@@ -344,7 +342,7 @@ Study parse_study(const nlohmann::ordered_json& json, const std::string& origin,
   if (json.contains("gpus")) {
     const auto& gpus = json["gpus"];
     if (!gpus.is_number_integer() || gpus.get<long long>() <= 0 || gpus.get<long long>() > 1'000'000) {
-      fail(study, "$.gpus", "must be a positive whole number of GPUs, got " + gpus.dump());
+      fail(study, "$.gpus", "must be a positive whole number of GPUs, got " + json_excerpt(gpus));
     }
     study.gpus = gpus.get<int>();
   }
@@ -360,12 +358,12 @@ Study parse_study(const nlohmann::ordered_json& json, const std::string& origin,
     else if (name == "time")
       study.objective = Objective::kTime;
     else
-      fail(study, "$.objective", "must be throughput, bubble, memory or time, got " + objective.dump());
+      fail(study, "$.objective", "must be throughput, bubble, memory or time, got " + json_excerpt(objective));
   }
   if (json.contains("bubble_target")) {
     const auto& target = json["bubble_target"];
     if (!target.is_number() || !(target.get<double>() > 0) || !(target.get<double>() < 1)) {
-      fail(study, "$.bubble_target", "must be a fraction between 0 and 1, got " + target.dump());
+      fail(study, "$.bubble_target", "must be a fraction between 0 and 1, got " + json_excerpt(target));
     }
     study.bubble_target = target.get<double>();
   }
@@ -373,7 +371,7 @@ Study parse_study(const nlohmann::ordered_json& json, const std::string& origin,
     const auto& limit = json["memory_limit"];
     Parsed<ByteCount> parsed = limit.is_number()   ? bytes_from_number(limit.get<double>())
                                : limit.is_string() ? parse_bytes(limit.get<std::string>())
-                                                   : Parsed<ByteCount>{false, {}, "must be a size, got " + limit.dump()};
+                                                   : Parsed<ByteCount>{false, {}, "must be a size, got " + json_excerpt(limit)};
     if (!parsed.ok) fail(study, "$.memory_limit", parsed.error);
     if (parsed.value.value <= 0) fail(study, "$.memory_limit", "must be positive");
     study.memory_limit = parsed.value.value;
@@ -381,7 +379,7 @@ Study parse_study(const nlohmann::ordered_json& json, const std::string& origin,
   if (json.contains("top")) {
     const auto& top = json["top"];
     if (!top.is_number_integer() || top.get<long long>() < 1 || top.get<long long>() > 1000) {
-      fail(study, "$.top", "must be a whole number from 1 to 1000, got " + top.dump());
+      fail(study, "$.top", "must be a whole number from 1 to 1000, got " + json_excerpt(top));
     }
     study.top = top.get<int>();
   }
@@ -392,17 +390,11 @@ Study parse_study(const nlohmann::ordered_json& json, const std::string& origin,
 }
 
 Study load_study(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw InputError(path + ": cannot read the study file");
   nlohmann::ordered_json json;
   try {
-    json = nlohmann::ordered_json::parse(file);
-  } catch (const nlohmann::json::parse_error& error) {
-    std::string what = error.what();
-    if (const auto bracket = what.find("] "); what.starts_with("[json.exception") && bracket != std::string::npos) {
-      what = what.substr(bracket + 2);
-    }
-    throw InputError(path + ": malformed JSON: " + what);
+    json = read_ordered_json_file(path, "study file");
+  } catch (const JsonInputError& error) {
+    throw InputError(error.what());
   }
   return parse_study(json, path, std::filesystem::path(path).parent_path().string());
 }

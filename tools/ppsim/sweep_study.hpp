@@ -59,8 +59,9 @@ struct PreparedPoint {
   std::string skipped;              // empty: runs
 };
 
-// At most this many points per study; more is almost surely a typo in a range.
-inline constexpr std::size_t kMaxStudyPoints = 10'000'000;
+// At most this many points per study; more is almost surely a typo in a range. Every point's result
+// is kept for the summary (about 400 bytes each), so this also bounds a sweep's memory.
+inline constexpr std::size_t kMaxStudyPoints = 1'000'000;
 
 // Reads a study file. Relative model, hardware and schedule files are found beside it.
 Study load_study(const std::string& path);

@@ -1,0 +1,21 @@
+#pragma once
+// Input echoed in error messages, bounded: every layer quotes what the user typed or a file held,
+// and a 100 MB value or a key with newlines must still make one short line. Here, at the bottom of
+// the layers, so that schedules, models and the front ends all cut the same way.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace ppsim {
+
+// Echoed input is cut to this many characters, with an ellipsis.
+inline constexpr std::size_t kMaxEchoedChars = 80;
+
+// `text` for a message: control characters and bytes outside printable ASCII as \xNN, cut to
+// kMaxEchoedChars characters and "..." when longer.
+std::string excerpt(std::string_view text);
+// "'text'" with excerpt's bounds.
+std::string quoted_excerpt(std::string_view text);
+
+}  // namespace ppsim
