@@ -10,13 +10,18 @@ endif()
 
 option(PPSIM_BUILD_TESTS "Build the Catch2 test suite" ON)
 option(PPSIM_BUILD_BENCHMARKS "Build the Google Benchmark targets" ON)
+# libFuzzer targets (tests/fuzz): clang only; the asan preset turns them on.
+option(PPSIM_BUILD_FUZZERS "Build the libFuzzer targets of every parser (needs clang)" OFF)
+if(PPSIM_BUILD_FUZZERS AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "PPSIM_BUILD_FUZZERS needs clang (libFuzzer); use the asan preset")
+endif()
 
 # Applied per target so that third-party headers are not affected.
 add_library(ppsim_warnings INTERFACE)
 target_compile_options(ppsim_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
                                                 -Wno-sign-conversion
                                                 # GCC 12 false positive on std::string concatenation (GCC PR 105651)
-                                                -Wno-restrict
+                                                $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>
                                                 # aggregates such as Action{stage, op, mb} and designated
                                                 # initializers leave trailing members at their defaults
                                                 -Wno-missing-field-initializers)

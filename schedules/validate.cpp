@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -129,18 +130,44 @@ std::optional<ScheduleProblem> validate_program(const Program& program) {
   return std::nullopt;
 }
 
-std::string format_step_grid(const Program& program, std::span<const GridMark> marks, std::size_t context) {
+std::string format_step_grid(const Program& program, std::span<const GridMark> all_marks, std::size_t context) {
+  // A hostile program may have 100,000 devices, all stuck: the grid shows the first kMaxGridMarks
+  // marks, their devices (and a neighbour each side) when there are more than kMaxGridDevices, and
+  // only the steps near them, so that it costs and prints in proportion to what it shows.
+  const std::span<const GridMark> marks = all_marks.first(std::min(all_marks.size(), kMaxGridMarks));
   std::size_t rows = 0;
   for (const auto& list : program.actions) rows = std::max(rows, list.size());
   for (const auto& mark : marks) rows = std::max(rows, mark.step + 1);
 
+  std::vector<int> devices;
+  if (program.num_devices <= static_cast<int>(kMaxGridDevices)) {
+    for (int d = 0; d < program.num_devices; ++d) devices.push_back(d);
+  } else {
+    std::set<int> near;
+    for (const auto& mark : marks) {
+      for (int d = mark.device - 1; d <= mark.device + 1; ++d) {
+        if (d >= 0 && d < program.num_devices && near.size() < kMaxGridDevices) near.insert(d);
+      }
+    }
+    if (near.empty()) near.insert(0);
+    devices.assign(near.begin(), near.end());
+  }
+  std::vector<std::size_t> steps;  // ascending
+  if (marks.empty()) {
+    for (std::size_t step = 0; step < std::min(rows, 2 * context + 1); ++step) steps.push_back(step);
+  } else {
+    std::set<std::size_t> near;
+    for (const auto& mark : marks) {
+      for (std::size_t step = mark.step > context ? mark.step - context : 0; step <= mark.step + context && step < rows;
+           ++step) {
+        near.insert(step);
+      }
+    }
+    steps.assign(near.begin(), near.end());
+  }
+
   auto is_marked = [&](int d, std::size_t step) {
     return std::any_of(marks.begin(), marks.end(), [&](const GridMark& g) { return g.device == d && g.step == step; });
-  };
-  auto near_mark = [&](std::size_t step) {
-    if (marks.empty()) return true;
-    return std::any_of(marks.begin(), marks.end(),
-                       [&](const GridMark& g) { return (step > g.step ? step - g.step : g.step - step) <= context; });
   };
   auto cell = [&](int d, std::size_t step) -> std::string {
     const auto& list = program.actions[static_cast<std::size_t>(d)];
@@ -150,38 +177,41 @@ std::string format_step_grid(const Program& program, std::span<const GridMark> m
   };
 
   std::size_t width = 8;  // fits "device 0"
-  for (int d = 0; d < program.num_devices; ++d) {
-    for (std::size_t step = 0; step < rows; ++step) {
-      if (near_mark(step)) width = std::max(width, cell(d, step).size());
-    }
+  for (int d : devices) {
+    for (std::size_t step : steps) width = std::max(width, cell(d, step).size());
   }
   std::ostringstream out;
   auto pad = [&](std::string text) {
     text.resize(std::max(text.size(), width), ' ');
     return text;
   };
+  // Between two shown devices that are not neighbours, a "..." column says some are left out.
+  auto gap_before = [&](std::size_t k) { return k > 0 && devices[k] != devices[k - 1] + 1; };
   std::string header = "step  ";
-  for (int d = 0; d < program.num_devices; ++d) header += pad("device " + std::to_string(d)) + "  ";
+  for (std::size_t k = 0; k < devices.size(); ++k) {
+    if (gap_before(k)) header += "...  ";
+    header += pad("device " + std::to_string(devices[k])) + "  ";
+  }
   while (header.back() == ' ') header.pop_back();
   out << header << '\n';
-  bool elided = false;
-  for (std::size_t step = 0; step < rows; ++step) {
-    if (!near_mark(step)) {
-      if (!elided) out << " ...\n";
-      elided = true;
-      continue;
-    }
-    elided = false;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::size_t step = steps[k];
+    if (k == 0 ? step > 0 : step != steps[k - 1] + 1) out << " ...\n";
     std::string row = std::to_string(step);
     row.resize(std::max<std::size_t>(row.size(), 4), ' ');
     row += "  ";
     bool marked_row = false;
-    for (int d = 0; d < program.num_devices; ++d) {
-      row += pad(cell(d, step)) + "  ";
-      marked_row = marked_row || is_marked(d, step);
+    for (std::size_t c = 0; c < devices.size(); ++c) {
+      if (gap_before(c)) row += "     ";
+      row += pad(cell(devices[c], step)) + "  ";
+      marked_row = marked_row || is_marked(devices[c], step);
     }
     while (!row.empty() && row.back() == ' ') row.pop_back();
     out << row << (marked_row ? "  <-- here" : "") << '\n';
+  }
+  if (!steps.empty() && steps.back() + 1 < rows) out << " ...\n";
+  if (all_marks.size() > marks.size()) {
+    out << "(" << all_marks.size() - marks.size() << " more marked cells not shown)\n";
   }
   return out.str();
 }

@@ -24,8 +24,14 @@ struct ScheduleProblem {
 
 std::optional<ScheduleProblem> validate_program(const Program& program);
 
+// The grid shows at most this many marks, and this many device columns (the marked devices and
+// their neighbours when the program has more).
+inline constexpr std::size_t kMaxGridMarks = 16;
+inline constexpr std::size_t kMaxGridDevices = 16;
+
 // Rows are steps, columns devices (torch.distributed.pipelining's layout); marked cells are in
-// [brackets] with "<-- here" on their row. Rows more than `context` away from every mark are elided.
+// [brackets] with "<-- here" on their row. Rows more than `context` away from every mark are elided;
+// without marks the first 2 context + 1 rows are shown.
 std::string format_step_grid(const Program& program, std::span<const GridMark> marks, std::size_t context = 3);
 
 }  // namespace ppsim

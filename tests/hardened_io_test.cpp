@@ -229,3 +229,23 @@ TEST_CASE("sweep with --progress prints progress lines when stderr is not a term
   for (const std::string& line : seen) CHECK(line.starts_with("ppsim sweep: "));
   CHECK(seen.back().starts_with("ppsim sweep: 100 points in "));
 }
+
+TEST_CASE("a JSON schedule's declared counts beyond an int are refused, not converted", "[schedule-file][regression]") {
+  // Found by fuzz_schedule_json: nlohmann's get<int>() of 6.7e22 is undefined behaviour.
+  const TempDir dir("declared-counts");
+  const auto [document, expected] = GENERATE(table<std::string, std::string>({
+      {R"({"microbatches": 66666660000000000033843, "actions": [["0F0", "0B0"]]})",
+       "$.microbatches: must be a whole number from 1 to 1000000000, got number 6.666666e+22"},
+      {R"({"microbatches": 2.5, "actions": [["0F0", "0B0"]]})",
+       "$.microbatches: must be a whole number from 1 to 1000000000, got number 2.5"},
+      {R"({"stage_device": [0, 1e29], "actions": [["0F0", "0B0"]]})",
+       "$.stage_device[1]: must be a whole number from 0 to 1000000000, got number 1e+29"},
+      {R"({"stage_device": {"0": 0}, "actions": [["0F0", "0B0"]]})",
+       "$.stage_device: must be a list of device numbers, got object {\"0\":0}"},
+  }));
+  const std::string path = dir.file("s.json");
+  write(path, document);
+  const CliRun run = cli({"run", "--schedule-file", path});
+  check_one_line_refusal(run);
+  CHECK(run.err == "ppsim: error: " + path + ": " + expected + "\n");
+}

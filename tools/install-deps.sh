@@ -6,10 +6,14 @@
 #                                  the HTML report, and zlib to read its screenshot. These are tried
 #                                  after the rest; where they cannot be installed the browser test
 #                                  is skipped, saying so, and everything else still runs.
+#   tools/install-deps.sh --test --sanitize
+#                                  also clang 14 with its sanitizer and libFuzzer runtimes, for the
+#                                  asan preset and tools/fuzz.sh (tools/sanitize.sh); required then.
 set -euo pipefail
 
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev)
 test_packages=(chromium zlib1g-dev)
+sanitize_packages=(clang-14 libclang-rt-14-dev)
 
 missing_of() {
   local package
@@ -20,11 +24,16 @@ missing_of() {
   done
 }
 
-mapfile -t missing < <(missing_of "${packages[@]}")
+wanted=("${packages[@]}")
 test_missing=()
-if [ "${1:-}" = "--test" ]; then
-  mapfile -t test_missing < <(missing_of "${test_packages[@]}")
-fi
+for option in "$@"; do
+  case "$option" in
+    --test) mapfile -t test_missing < <(missing_of "${test_packages[@]}") ;;
+    --sanitize) wanted+=("${sanitize_packages[@]}") ;;
+    *) echo "usage: tools/install-deps.sh [--test] [--sanitize]" >&2; exit 2 ;;
+  esac
+done
+mapfile -t missing < <(missing_of "${wanted[@]}")
 if [ ${#missing[@]} -eq 0 ] && [ ${#test_missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -15,6 +15,11 @@
 namespace ppsim {
 namespace {
 
+// Devices and micro-batches a JSON schedule may declare; the op limit bounds what it may hold.
+constexpr long long kMaxCount = 1'000'000'000;
+
+}  // namespace
+
 ScheduleFileParse parse_json_schedule(const std::string& path, const std::string& text) {
   nlohmann::json document;
   try {
@@ -36,12 +41,25 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
     if (!document.contains("actions")) throw InputError(path + ": $.actions: missing (one list of actions per device)");
     rows = &document["actions"];
     rows_path = "$.actions";
-    try {
-      if (document.contains("stage_device")) declared.stage_device = document["stage_device"].get<std::vector<int>>();
-      if (document.contains("microbatches")) declared.num_microbatches = document["microbatches"].get<int>();
-    } catch (const nlohmann::json::exception&) {
-      throw InputError(path + ": $.stage_device and $.microbatches must be a list of device numbers and a number");
+    // Read as checked integers: nlohmann's get<int>() of 1e29 is undefined behaviour, not an error.
+    auto count = [&](const nlohmann::json& value, const std::string& where, int min) {
+      if (!value.is_number_integer() || value.get<long long>() < min || value.get<long long>() > kMaxCount) {
+        throw InputError(path + ": " + where + ": must be a whole number from " + std::to_string(min) + " to " +
+                         std::to_string(kMaxCount) + ", got " + json_excerpt(value));
+      }
+      return static_cast<int>(value.get<long long>());
+    };
+    if (document.contains("stage_device")) {
+      const nlohmann::json& map = document["stage_device"];
+      if (!map.is_array()) {
+        throw InputError(path + ": $.stage_device: must be a list of device numbers, got " + json_excerpt(map));
+      }
+      declared.stage_device.emplace();
+      for (std::size_t s = 0; s < map.size(); ++s) {
+        declared.stage_device->push_back(count(map[s], "$.stage_device[" + std::to_string(s) + "]", 0));
+      }
     }
+    if (document.contains("microbatches")) declared.num_microbatches = count(document["microbatches"], "$.microbatches", 1);
   }
   if (!rows->is_array()) throw InputError(path + ": " + rows_path + ": must be a list of rows, one per device");
   ScheduleCells cells;
@@ -63,8 +81,6 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
   }
   return program_from_cells(cells, declared);
 }
-
-}  // namespace
 
 Program load_schedule_file(const std::string& path) {
   const bool json = path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "schedules/program.hpp"
+#include "schedules/schedule_file.hpp"
 #include "tools/ppsim/scenario.hpp"
 
 namespace ppsim {
@@ -19,6 +20,10 @@ inline constexpr std::size_t kMaxJsonScheduleFileBytes = std::size_t{64} << 20; 
 // InputError; a cell that is not an action, or a stage on two devices, is a ScheduleError with the
 // step x device grid.
 Program load_schedule_file(const std::string& path);
+
+// A JSON schedule's text (see schedules/schedule_file.hpp) as a program; malformed JSON and a
+// document of the wrong shape are InputErrors naming `path`.
+ScheduleFileParse parse_json_schedule(const std::string& path, const std::string& text);
 
 // The scenario's one schedule as CSV (torch's _dump_csv) or, with --format json, JSON.
 std::string export_schedule(const Scenario& scenario);
