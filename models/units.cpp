@@ -106,6 +106,9 @@ std::string show(double value) {
 Parsed<Duration> duration_from_number(double value) {
   if (!std::isfinite(value)) return failure<Duration>("must be a finite time, got " + show(value));
   if (value < 0) return failure<Duration>("must not be negative, got " + show(value));
+  if (value > kMaxDuration) {
+    return failure<Duration>("is absurdly large (" + show(value) + "; the limit is " + show(kMaxDuration) + ")");
+  }
   return {true, Duration{value}, {}};
 }
 
@@ -121,6 +124,9 @@ Parsed<ByteCount> bytes_from_number(double value) {
 Parsed<Bandwidth> bandwidth_from_number(double value) {
   if (std::isnan(value)) return failure<Bandwidth>("must be a number, got NaN");
   if (value <= 0) return failure<Bandwidth>("must be positive, got " + show(value));
+  if (value < kMinBandwidth) {
+    return failure<Bandwidth>("is absurdly small (" + show(value) + "; the limit is " + show(kMinBandwidth) + ")");
+  }
   return {true, Bandwidth{value}, {}};
 }
 

@@ -24,6 +24,12 @@ struct Bandwidth {
 
 // Sizes above this are refused as absurd: 2^60 bytes (one exbibyte) is far beyond any device.
 inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 60;
+// Times above this (seconds, or time units) are refused: 50 M ops of 1e15 each still sum to a finite
+// clock, where 1e308 overflowed it to infinity and looked like a deadlock.
+inline constexpr double kMaxDuration = 1e15;
+// Bandwidths below this (bytes per second or per time unit) are refused, so that 2^60 bytes over a
+// link still take a finite time.
+inline constexpr double kMinBandwidth = 1e-3;
 
 template <typename T>
 struct Parsed {

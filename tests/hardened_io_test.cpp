@@ -9,8 +9,8 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/support/cli_run.hpp"
 #include "schedules/schedule_file.hpp"
+#include "tests/support/cli_run.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/schedule_loader.hpp"
 #include "tools/ppsim/sweep_study.hpp"
@@ -19,13 +19,9 @@ namespace fs = std::filesystem;
 using ppsim::test::cli;
 using ppsim::test::CliRun;
 using ppsim::test::TempDir;
+using ppsim::test::read_whole;
 
 namespace {
-
-std::string read(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(file), {});
-}
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
@@ -134,7 +130,7 @@ TEST_CASE("an output path that is a FIFO is written into it", "[cli][regression]
   const std::string fifo = dir.file("pipe");
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   std::string received;
-  std::thread reader([&] { received = read(fifo); });
+  std::thread reader([&] { received = read_whole(fifo); });
   const CliRun run = cli({"export", "-s", "1f1b", "-p", "2", "-m", "3", "-o", fifo});
   reader.join();
   CHECK(run.status == ppsim::kExitOk);
@@ -151,7 +147,7 @@ TEST_CASE("an output path that is a symlink replaces its target and keeps the li
   const CliRun run = cli({"export", "-s", "1f1b", "-p", "2", "-m", "3", "-o", dir.file("link.csv")});
   CHECK(run.status == ppsim::kExitOk);
   CHECK(fs::is_symlink(dir.path / "link.csv"));
-  CHECK(read(dir.path / "real.csv") == "0F0,0F1,0B0,0F2,0B1,0B2\r\n1F0,1B0,1F1,1B1,1F2,1B2\r\n");
+  CHECK(read_whole(dir.path / "real.csv") == "0F0,0F1,0B0,0F2,0B1,0B2\r\n1F0,1B0,1F1,1B1,1F2,1B2\r\n");
 }
 
 TEST_CASE("temporary output names are unique: a leftover of the old fixed name does not block a write",
@@ -160,7 +156,7 @@ TEST_CASE("temporary output names are unique: a leftover of the old fixed name d
   fs::create_directories(dir.path / "out.csv.ppsim-tmp");
   const CliRun run = cli({"export", "-s", "gpipe", "-p", "2", "-m", "2", "-o", dir.file("out.csv")});
   CHECK(run.status == ppsim::kExitOk);
-  CHECK(read(dir.path / "out.csv") == "0F0,0F1,0B0,0B1\r\n1F0,1F1,1B0,1B1\r\n");
+  CHECK(read_whole(dir.path / "out.csv") == "0F0,0F1,0B0,0B1\r\n1F0,1F1,1B0,1B1\r\n");
   // Written files get the usual mode, not mkstemp's 0600.
   struct stat info {};
   REQUIRE(::stat(dir.file("out.csv").c_str(), &info) == 0);
@@ -248,4 +244,29 @@ TEST_CASE("a JSON schedule's declared counts beyond an int are refused, not conv
   const CliRun run = cli({"run", "--schedule-file", path});
   check_one_line_refusal(run);
   CHECK(run.err == "ppsim: error: " + path + ": " + expected + "\n");
+}
+
+TEST_CASE("absurd times and bandwidths are refused before they overflow the clock", "[config][regression]") {
+  // F = B = 1e308 once summed to infinity, which the engine could only report as a deadlock.
+  const auto [flag, value, expected] = GENERATE(table<std::string, std::string, std::string>({
+      {"--forward", "1e308", "--forward: is absurdly large (1e+308; the limit is 1e+15)"},
+      {"--latency", "1e16 s", "--latency: is absurdly large (1e+16; the limit is 1e+15)"},
+      {"--bandwidth", "1e-320", "--bandwidth: is absurdly small (9.99989e-321; the limit is 0.001)"},
+  }));
+  const CliRun run = cli({"run", "-p", "2", "-m", "2", flag, value});
+  check_one_line_refusal(run);
+  CHECK(run.err == "ppsim: error: " + expected + "\n");
+}
+
+TEST_CASE("a hardware file whose peak makes an op take forever is bad input, not a deadlock", "[model][regression]") {
+  const TempDir dir("slow-hardware");
+  std::string hardware = read_whole(fs::path(PPSIM_SOURCE_DIR) / "configs/hardware/h100-sxm5-80gb.json");
+  const std::string peak = "\"bf16\": 9.894e+14";
+  REQUIRE(hardware.find(peak) != std::string::npos);
+  hardware.replace(hardware.find(peak), peak.size(), "\"bf16\": 1e-300");
+  write(dir.file("hw.json"), hardware);
+  const CliRun run = cli({"run", "--model", "llama3.1-8b", "--hardware", dir.file("hw.json"), "-p", "2", "-m", "2"});
+  check_one_line_refusal(run);
+  CHECK(run.err.starts_with("ppsim: error: --hardware: stage 0's F takes "));
+  CHECK(run.err.ends_with(", beyond the limit of 1e+15 (check the model's and the hardware's numbers)\n"));
 }

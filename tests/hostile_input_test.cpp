@@ -17,15 +17,11 @@ namespace fs = std::filesystem;
 using ppsim::test::cli;
 using ppsim::test::CliRun;
 using ppsim::test::TempDir;
+using ppsim::test::read_whole;
 
 namespace {
 
-std::string read(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(file), {});
-}
-
-std::string source_file(const std::string& relative) { return read(fs::path(PPSIM_SOURCE_DIR) / relative); }
+std::string source_file(const std::string& relative) { return read_whole(fs::path(PPSIM_SOURCE_DIR) / relative); }
 
 enum class Mutation { kTruncate, kTypeSwap, kHugeNumber, kDuplicateKey, kBom, kNul, kBadUtf8, kDeep, kGiantString, kGiantArray };
 
@@ -148,7 +144,7 @@ void check_run(const std::vector<std::string>& args, const std::vector<fs::path>
   REQUIRE((run.status == ppsim::kExitOk || run.status == ppsim::kExitBadInput || run.status == ppsim::kExitBadSchedule));
   if (run.status == ppsim::kExitOk) {
     for (const fs::path& output : outputs) {
-      const std::string text = read(output);
+      const std::string text = read_whole(output);
       REQUIRE_FALSE(text.empty());
       if (output.extension() == ".svg") CHECK(text.ends_with("</svg>\n"));
       if (output.extension() == ".html") CHECK(text.ends_with("</html>\n"));

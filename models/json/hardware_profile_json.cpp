@@ -7,8 +7,6 @@
 namespace ppsim {
 namespace {
 
-constexpr const char* kTableNames[] = {"gemm", "memory", "intra_link", "inter_link"};
-
 // "assumed" or "measured": whether the tables (or latencies) are guesses or measurements.
 bool assumed_marker(const JsonFields& fields, std::string_view key) {
   const std::string marker = fields.string(key);

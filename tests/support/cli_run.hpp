@@ -3,6 +3,8 @@
 // the CLI, picture, transformer and sweep tests.
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,5 +42,11 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
   std::string file(const std::string& name) const { return (path / name).string(); }
 };
+
+// The bytes of a file the CLI wrote ("" when it does not exist).
+inline std::string read_whole(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), {});
+}
 
 }  // namespace ppsim::test

@@ -205,6 +205,35 @@ std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::
   return std::make_unique<StageTableCostModel>(std::move(table));
 }
 
+namespace {
+
+// Every time the engine will add up is finite and at most kMaxDuration: a model or hardware file
+// with a near-zero peak (1e-300 FLOP/s) would otherwise overflow the clock to infinity, which the
+// engine could only report as a deadlock.
+void check_costs(const Scenario& scenario, const CostModel& costs, const Program& program) {
+  const std::string source = scenario.model.empty() ? scenario.source_of("forward") : scenario.source_of("hardware");
+  auto check = [&](double time, const std::string& what) {
+    if (!(time >= 0 && time <= kMaxDuration)) {
+      throw InputError(source + ": " + what + " takes " + show(time) + ", beyond the limit of " + show(kMaxDuration) +
+                       " (check the model's and the hardware's numbers)");
+    }
+  };
+  const auto stages = static_cast<int>(program.stage_device.size());
+  for (int stage = 0; stage < stages; ++stage) {
+    for (Op op : {Op::kForward, Op::kBackward, Op::kBackwardInput, Op::kBackwardWeight}) {
+      check(costs.compute_time(op, stage), "stage " + std::to_string(stage) + "'s " + std::string(1, op_letter(op)));
+    }
+    if (stage + 1 < stages && program.stage_device[stage] != program.stage_device[stage + 1]) {
+      const LinkParams link = costs.link(program.stage_device[stage], program.stage_device[stage + 1]);
+      const auto bytes = static_cast<double>(costs.message_bytes(stage, stage + 1));
+      check(link.latency + (bytes > 0 ? bytes / link.bandwidth : 0.0),
+            "a message from stage " + std::to_string(stage) + " to " + std::to_string(stage + 1));
+    }
+  }
+}
+
+}  // namespace
+
 Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
                         Engine& engine) {
   if (auto problem = validate_program(program)) {
@@ -213,6 +242,7 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
     throw ScheduleError("schedule " + std::string(name) + " is invalid: " + problem->message, grid);
   }
   const auto costs = make_cost_model(scenario, program.stage_device);
+  check_costs(scenario, *costs, program);
   EngineOptions options;
   options.comm = scenario.comm;
   options.record_timeline = record_timeline;

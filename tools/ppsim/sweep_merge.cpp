@@ -56,7 +56,7 @@ std::string keys_of(const std::string& line, const std::string& where) {
     std::string keys;
     for (const auto& [key, value] : row.items()) keys += key + ",";
     return keys;
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // parse_error, and out_of_range for 1e309
     throw InputError(where + ": not a JSON line");
   }
 }
