@@ -33,8 +33,9 @@ class DeviceOrder {
     const int microbatch = count_[kind]++;
     if (microbatch >= m_) return;
     const bool first_chunk = kind == kF0 || kind == kI0 || kind == kW0;
-    const Op op = kind == kF0 || kind == kF1 ? Op::kForward : kind == kI0 || kind == kI1 ? Op::kBackwardInput
-                                                                                         : Op::kBackwardWeight;
+    const Op op = kind == kF0 || kind == kF1   ? Op::kForward
+                  : kind == kI0 || kind == kI1 ? Op::kBackwardInput
+                                               : Op::kBackwardWeight;
     out_.push_back({first_chunk ? chunk0_ : chunk1_, op, microbatch});
   }
 

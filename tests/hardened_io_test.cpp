@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -18,8 +19,8 @@
 namespace fs = std::filesystem;
 using ppsim::test::cli;
 using ppsim::test::CliRun;
-using ppsim::test::TempDir;
 using ppsim::test::read_whole;
+using ppsim::test::TempDir;
 
 namespace {
 
@@ -63,10 +64,9 @@ TEST_CASE("a long comma-separated string in a study's fixed settings sweeps like
 
 TEST_CASE("a number beyond a double in any JSON input is bad input naming the file", "[config][regression]") {
   const TempDir dir("overflow");
-  const std::string file = dir.file(GENERATE(as<std::string>{}, "cfg.json", "schedule.json", "study.json",
-                                             "model.json", "hardware.json"));
-  write(file, file.ends_with("schedule.json") ? R"({"actions": [["0F0"]], "microbatches": 1e309})"
-                                              : R"({"p": 1e309})");
+  const std::string file =
+      dir.file(GENERATE(as<std::string>{}, "cfg.json", "schedule.json", "study.json", "model.json", "hardware.json"));
+  write(file, file.ends_with("schedule.json") ? R"({"actions": [["0F0"]], "microbatches": 1e309})" : R"({"p": 1e309})");
   std::vector<std::string> args;
   if (file.ends_with("cfg.json")) args = {"run", "-c", file};
   if (file.ends_with("schedule.json")) args = {"run", "--schedule-file", file};
@@ -81,8 +81,8 @@ TEST_CASE("a number beyond a double in any JSON input is bad input naming the fi
 
 TEST_CASE("JSON nested 100,000 deep is refused at the depth limit, never recursed into", "[config][regression]") {
   const TempDir dir("deep");
-  const std::string file = dir.file(GENERATE(as<std::string>{}, "cfg.json", "schedule.json", "study.json",
-                                             "model.json"));
+  const std::string file =
+      dir.file(GENERATE(as<std::string>{}, "cfg.json", "schedule.json", "study.json", "model.json"));
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
   write(file, R"({"p": )" + deep + "}");
   std::vector<std::string> args;
@@ -201,7 +201,8 @@ TEST_CASE("export of a deadlocking schedule file exits 3 with the grid, like run
 
 TEST_CASE("a study above the documented point count is refused before it runs", "[sweep][regression]") {
   const TempDir dir("huge-study");
-  write(dir.file("s.json"), R"({"axes": {"p": {"from": 1, "to": 1000, "step": 1}, "m": {"from": 1, "to": 10000, "step": 1}}})");
+  write(dir.file("s.json"),
+        R"({"axes": {"p": {"from": 1, "to": 1000, "step": 1}, "m": {"from": 1, "to": 10000, "step": 1}}})");
   const CliRun run = cli({"sweep", dir.file("s.json")});
   check_one_line_refusal(run);
   CHECK(run.err == "ppsim: error: " + dir.file("s.json") + ": $.axes: has more than " +
@@ -269,4 +270,17 @@ TEST_CASE("a hardware file whose peak makes an op take forever is bad input, not
   check_one_line_refusal(run);
   CHECK(run.err.starts_with("ppsim: error: --hardware: stage 0's F takes "));
   CHECK(run.err.ends_with(", beyond the limit of 1e+15 (check the model's and the hardware's numbers)\n"));
+}
+
+TEST_CASE("a path that is not UTF-8 is written into JSON output as U+FFFD, not an internal error",
+          "[cli][regression]") {
+  const TempDir dir("not-utf8");
+  const std::string model = dir.file("m\xff.json");
+  fs::copy_file(fs::path(PPSIM_SOURCE_DIR) / "configs/models/llama3.1-8b.json", model);
+  const std::string trace = dir.file("t.json");
+  const CliRun run = cli({"run", "--model", model, "-p", "2", "-m", "2", "--format", "json", "--trace", trace});
+  REQUIRE(run.status == ppsim::kExitOk);
+  CHECK(nlohmann::json::accept(run.out));
+  CHECK(run.out.find("m\xef\xbf\xbd.json") != std::string::npos);
+  CHECK(nlohmann::json::accept(read_whole(trace)));
 }

@@ -16,23 +16,33 @@
 namespace fs = std::filesystem;
 using ppsim::test::cli;
 using ppsim::test::CliRun;
-using ppsim::test::TempDir;
 using ppsim::test::read_whole;
+using ppsim::test::TempDir;
 
 namespace {
 
 std::string source_file(const std::string& relative) { return read_whole(fs::path(PPSIM_SOURCE_DIR) / relative); }
 
-enum class Mutation { kTruncate, kTypeSwap, kHugeNumber, kDuplicateKey, kBom, kNul, kBadUtf8, kDeep, kGiantString, kGiantArray };
+enum class Mutation {
+  kTruncate,
+  kTypeSwap,
+  kHugeNumber,
+  kDuplicateKey,
+  kBom,
+  kNul,
+  kBadUtf8,
+  kDeep,
+  kGiantString,
+  kGiantArray
+};
 
-constexpr Mutation kMutations[] = {Mutation::kTruncate,     Mutation::kTypeSwap, Mutation::kHugeNumber,
-                                   Mutation::kDuplicateKey, Mutation::kBom,      Mutation::kNul,
-                                   Mutation::kBadUtf8,      Mutation::kDeep,     Mutation::kGiantString,
-                                   Mutation::kGiantArray};
+constexpr Mutation kMutations[] = {
+    Mutation::kTruncate, Mutation::kTypeSwap, Mutation::kHugeNumber, Mutation::kDuplicateKey, Mutation::kBom,
+    Mutation::kNul,      Mutation::kBadUtf8,  Mutation::kDeep,       Mutation::kGiantString,  Mutation::kGiantArray};
 
 std::string name_of(Mutation mutation) {
-  constexpr const char* kNames[] = {"truncation", "type swap", "huge number", "duplicate key", "BOM",
-                                    "NUL",        "bad UTF-8", "deep nesting", "giant string", "giant array"};
+  constexpr const char* kNames[] = {"truncation", "type swap", "huge number",  "duplicate key", "BOM",
+                                    "NUL",        "bad UTF-8", "deep nesting", "giant string",  "giant array"};
   return kNames[static_cast<int>(mutation)];
 }
 
@@ -43,7 +53,8 @@ std::string hostile_value(Mutation mutation, std::mt19937& random) {
   };
   switch (mutation) {
     case Mutation::kTypeSwap:
-      return pick({"null", "true", "\"text\"", "[]", "{}", "[1, \"a\"]", "{\"a\": 1}", "0", "-1", "\"\"", "\"1 ms, x\""});
+      return pick(
+          {"null", "true", "\"text\"", "[]", "{}", "[1, \"a\"]", "{\"a\": 1}", "0", "-1", "\"\"", "\"1 ms, x\""});
     case Mutation::kHugeNumber:
       return pick({"1e309", "-1e309", "1e308", "-0", "9223372036854775808", "18446744073709551616", "1e-320",
                    "4294967297", "2147483648", "-2147483649", "\"1e309 ms\"", "\"inf\"", "\"nan\"", "\"1e308 GiB\"",
@@ -68,7 +79,8 @@ std::string hostile_value(Mutation mutation, std::mt19937& random) {
 // Offsets just after each ": " in `text`, where a value starts.
 std::vector<std::size_t> value_starts(const std::string& text) {
   std::vector<std::size_t> starts;
-  for (std::size_t at = text.find(": "); at != std::string::npos; at = text.find(": ", at + 1)) starts.push_back(at + 2);
+  for (std::size_t at = text.find(": "); at != std::string::npos; at = text.find(": ", at + 1))
+    starts.push_back(at + 2);
   return starts;
 }
 
@@ -79,7 +91,8 @@ std::size_t value_end(const std::string& text, std::size_t start) {
   for (std::size_t i = start; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
+      if (c == '\\')
+        ++i;
       else if (c == '"') {
         in_string = false;
         if (depth == 0) return i + 1;
@@ -120,7 +133,8 @@ std::string mutate(const std::string& text, Mutation mutation, std::mt19937& ran
     case Mutation::kDuplicateKey: {
       const auto open = text.find('{');
       if (open == std::string::npos) return text;
-      const char* keys[] = {"\"p\": 3, ", "\"m\": 2, ", "\"schedule\": \"gpipe\", ", "\"p\": \"x\", ", "\"fixed\": {}, "};
+      const char* keys[] = {"\"p\": 3, ", "\"m\": 2, ", "\"schedule\": \"gpipe\", ", "\"p\": \"x\", ",
+                            "\"fixed\": {}, "};
       std::string out = text;
       out.insert(open + 1, keys[position(4)]);
       const auto close = out.rfind('}');
@@ -141,7 +155,8 @@ void check_run(const std::vector<std::string>& args, const std::vector<fs::path>
   for (const fs::path& output : outputs) fs::remove(output);
   const CliRun run = cli(args);
   INFO(label << "\nexit " << run.status << "\nstderr: " << run.err.substr(0, 600));
-  REQUIRE((run.status == ppsim::kExitOk || run.status == ppsim::kExitBadInput || run.status == ppsim::kExitBadSchedule));
+  REQUIRE(
+      (run.status == ppsim::kExitOk || run.status == ppsim::kExitBadInput || run.status == ppsim::kExitBadSchedule));
   if (run.status == ppsim::kExitOk) {
     for (const fs::path& output : outputs) {
       const std::string text = read_whole(output);
@@ -193,10 +208,9 @@ TEST_CASE("hostile schedule files exit 0, 2 or 3 with no partial output", "[host
   const Mutation mutation = GENERATE(from_range(std::begin(kMutations), std::end(kMutations)));
   std::mt19937 random(34 + static_cast<unsigned>(mutation));
   const TempDir dir("hostile-schedule");
-  const std::vector<std::string> bases = {"tests/data/schedule_files/1f1b_p2_m3.json",
-                                          "tests/data/schedule_files/v_shape_p2_m2.json",
-                                          "tests/data/schedule_files/zero_bubble_p2_m2.csv",
-                                          "tests/golden/interleaved-1f1b_p4_m8_v2.csv"};
+  const std::vector<std::string> bases = {
+      "tests/data/schedule_files/1f1b_p2_m3.json", "tests/data/schedule_files/v_shape_p2_m2.json",
+      "tests/data/schedule_files/zero_bubble_p2_m2.csv", "tests/golden/interleaved-1f1b_p4_m8_v2.csv"};
   for (const std::string& base : bases) {
     const std::string text = source_file(base);
     const std::string extension = fs::path(base).extension().string();

@@ -14,7 +14,10 @@ constexpr int kComputeThread = 1;
 // Thread of the link from a device to device `dst`: kLinkThreadBase + dst, so they sort after compute.
 constexpr int kLinkThreadBase = 2;
 
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+// Invalid UTF-8 (a path from the command line) becomes U+FFFD, as in the JSON reporter.
+std::string quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::string op_name(const Span& span) {
   std::string name = to_string(span.action);
@@ -178,7 +181,7 @@ std::string render_chrome_trace(std::span<const Report> reports) {
   other["time_unit"] = seconds ? "seconds, written in microseconds as the format expects"
                                : "abstract time units, written as 1 unit = 1 microsecond";
   other["schedules"] = std::move(schedules);
-  out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" + other.dump() + "\n}\n";
+  out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" + other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n}\n";
   return out;
 }
 

@@ -127,7 +127,9 @@ void JsonReporter::write(std::ostream& out, std::span<const Report> reports, con
     document = Json::array();
     for (const Report& report : reports) document.push_back(report_to_json(report, options));
   }
-  out << document.dump(2) << '\n';
+  // Names and paths come from the command line and may hold any bytes: invalid UTF-8 is written as
+  // U+FFFD rather than thrown as an error after the simulation succeeded.
+  out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace ppsim

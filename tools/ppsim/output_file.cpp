@@ -20,9 +20,9 @@ namespace {
 // How one output reaches its target.
 struct Plan {
   const OutputFile* file = nullptr;
-  std::string target;             // the path after following symlinks
-  bool in_place = false;          // a FIFO or a device: written as it is
-  std::string temporary;          // for a regular target: the unique file renamed onto it
+  std::string target;     // the path after following symlinks
+  bool in_place = false;  // a FIFO or a device: written as it is
+  std::string temporary;  // for a regular target: the unique file renamed onto it
   mode_t mode = 0666;
 };
 

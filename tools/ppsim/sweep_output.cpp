@@ -65,7 +65,7 @@ std::string csv_cell(const nlohmann::ordered_json& value) {
   else if (value.is_number_float())
     text = format_exact(value.get<double>());
   else
-    text = value.dump();
+    text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
   std::string quoted = "\"";
   for (char c : text) {
@@ -156,7 +156,7 @@ std::string sweep_csv(const Study& study, const std::vector<PointResult>& points
 
 std::string sweep_jsonl(const Study& study, const std::vector<PointResult>& points) {
   std::string text;
-  for (const PointResult& point : points) text += point_row(study, point).dump() + '\n';
+  for (const PointResult& point : points) text += point_row(study, point).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
   return text;
 }
 

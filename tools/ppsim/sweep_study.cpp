@@ -72,7 +72,7 @@ nlohmann::json beside_study(const std::string& key, const nlohmann::json& value,
   return (std::filesystem::path(directory) / text).string();
 }
 
-nlohmann::json to_json(const nlohmann::ordered_json& value) { return nlohmann::json::parse(value.dump()); }
+nlohmann::json to_json(const nlohmann::ordered_json& value) { return nlohmann::json::parse(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)); }
 
 std::string label_of(const nlohmann::ordered_json& value) {
   if (value.is_string()) return value.get<std::string>();
