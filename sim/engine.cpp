@@ -109,6 +109,10 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
 
   devices_.assign(index(p), DeviceState{});
   figures_.assign(index(p), DeviceFigures{});
+  const std::size_t timed_stages = options.record_stage_times ? index(stages) : 0;
+  stage_figures_.assign(timed_stages, StageFigures{});
+  first_forward_at_.assign(timed_stages, kNoMark);
+  last_gradient_at_.assign(timed_stages, kNoMark);
   memory_.resize(index(p));
   for (int d = 0; d < p; ++d) prepare_device(d, costs);
   events_.reset(index(p));
@@ -157,6 +161,24 @@ void Engine::prepare_device(int device, const CostModel& costs) {
       busy_through_last_forward = busy;
     }
   }
+  // Each stage's first F and last B or W, when asked for, in a loop of its own so the one above
+  // stays tight. Raw pointers: the compiler cannot tell that push_back leaves the members' buffers.
+  std::vector<int> stages_here;  // this device's stages, by their first forward
+  std::size_t* const first_forward = first_forward_at_.data();
+  std::size_t* const last_gradient = last_gradient_at_.data();
+  const Action* const actions = list.data();
+  for (std::size_t i = 0, n = options_.record_stage_times ? list.size() : 0; i < n; ++i) {
+    const auto stage = static_cast<std::size_t>(actions[i].stage);
+    const Op op = actions[i].op;
+    if (op == Op::kForward) {
+      if (first_forward[stage] == kNoMark) [[unlikely]] {
+        first_forward[stage] = i;
+        stages_here.push_back(actions[i].stage);
+      }
+    } else if (op != Op::kBackwardInput) {
+      last_gradient[stage] = i;
+    }
+  }
   if (first_backward == list.size()) busy_before_first_backward = busy;
   const std::size_t cooldown_start = std::max(cooldown_first, first_backward);
   const double busy_before_cooldown =
@@ -178,19 +200,24 @@ void Engine::prepare_device(int device, const CostModel& costs) {
   // The positions whose start or end the summary needs, sorted and unique.
   if (list.empty())
     return void(memory_[index(device)].reset(costs.static_bytes(device), costs.weight_stash_fraction()));
-  std::array<std::size_t, 8> marks{0,
-                                   list.size() - 1,
-                                   state.phase_first[0],
-                                   state.phase_last[0],
-                                   state.phase_first[1],
-                                   state.phase_last[1],
-                                   state.phase_first[2],
-                                   state.phase_last[2]};
+  std::vector<std::size_t>& marks = state.marks;
+  marks = {0,
+           list.size() - 1,
+           state.phase_first[0],
+           state.phase_last[0],
+           state.phase_first[1],
+           state.phase_last[1],
+           state.phase_first[2],
+           state.phase_last[2]};
+  for (const int stage : stages_here) {
+    marks.push_back(first_forward_at_[index(stage)]);
+    if (last_gradient_at_[index(stage)] != kNoMark) marks.push_back(last_gradient_at_[index(stage)]);
+  }
   std::sort(marks.begin(), marks.end());
-  const auto unique_end = std::unique(marks.begin(), marks.end());
-  state.marks.fill(kNoMark);
-  std::copy(marks.begin(), unique_end, state.marks.begin());
-  state.next_mark_pc = state.marks[0];
+  marks.erase(std::unique(marks.begin(), marks.end()), marks.end());
+  marks.push_back(kNoMark);
+  state.next_mark = 0;
+  state.next_mark_pc = marks[0];
 
   memory_[index(device)].reset(costs.static_bytes(device), costs.weight_stash_fraction());
   figures.static_bytes = costs.static_bytes(device);
@@ -204,6 +231,15 @@ void Engine::note_marks(int device, std::size_t position, double start, double e
   for (std::size_t k = 0; k < 3; ++k) {
     if (state.phase_first[k] == position) figures.phases[k].start = start;
     if (state.phase_last[k] == position) figures.phases[k].end = end;
+  }
+  if (options_.record_stage_times && position < state.size) {
+    const auto stage = index(state.actions[position].stage);
+    StageFigures& times = stage_figures_[stage];
+    if (first_forward_at_[stage] == position) times.first_forward = start;
+    if (last_gradient_at_[stage] == position) {
+      times.gradient_start = start;
+      times.gradient_end = end;
+    }
   }
   state.next_mark_pc = state.marks[++state.next_mark];
 }
@@ -387,6 +423,7 @@ Result Engine::summarize() {
   result.bubble_overhead = result.total_busy > 0 ? idle / result.total_busy : 0.0;
 
   result.per_device = figures_;
+  if (options_.record_stage_times) result.per_stage = stage_figures_;
   for (std::size_t d = 0; d < result.per_device.size(); ++d) {
     DeviceFigures& figures = result.per_device[d];
     figures.idle = std::max(0.0, result.makespan - figures.busy);

@@ -23,6 +23,9 @@ enum class CommMode : std::uint8_t {
 struct EngineOptions {
   CommMode comm = CommMode::kOverlap;
   bool record_timeline = false;  // spans, messages and memory samples; otherwise only running sums
+  // Result::per_stage (each stage's first forward and last gradient op), for the data-parallel
+  // collectives of a transformer study; off, it costs nothing.
+  bool record_stage_times = false;
 };
 
 // Reuses its state buffers across runs (sweeps); the event loop itself never allocates unless a
@@ -50,14 +53,15 @@ class Engine {
   };
 
   // Per device: its position, when its stream is next free, and the few positions whose times
-  // the summary needs (the device's and each phase's first start and last end).
+  // the summary needs (the device's and each phase's first start and last end, each of its stages'
+  // first forward and last gradient op).
   struct DeviceState {
     const Action* actions = nullptr;  // the device's action list, cached to save two indirections per op
     std::size_t pc = 0;
     std::size_t size = 0;
     double free_at = 0;
     bool running = false;
-    std::array<std::size_t, 9> marks{};        // sorted positions to note, ended by kNoMark
+    std::vector<std::size_t> marks;            // sorted positions to note, ended by kNoMark
     std::size_t next_mark = 0;                 // index into marks
     std::size_t next_mark_pc = kNoMark;        // marks[next_mark], cached: one comparison per op
     std::array<std::size_t, 3> phase_first{};  // inclusive; a phase that is empty has first > size
@@ -106,6 +110,12 @@ class Engine {
   std::vector<StageInfo> stages_;
   std::vector<DeviceState> devices_;
   std::vector<DeviceFigures> figures_;
+  std::vector<StageFigures> stage_figures_;
+  // Per stage, the position in its device's list of its first F and of its last B or W: a device
+  // runs its list in order, so those are the stage's first forward and the op that completes its
+  // gradients, noted as marks at no cost to the other ops.
+  std::vector<std::size_t> first_forward_at_;
+  std::vector<std::size_t> last_gradient_at_;
   std::vector<MemoryTracker> memory_;
   std::vector<Link> links_;
   // Arrival times per (stage, micro-batch), +inf until known: the state that grows with the

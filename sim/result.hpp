@@ -37,6 +37,15 @@ struct DeviceFigures {
   std::array<PhaseFigures, 3> phases{};
 };
 
+// When a stage's weight gradients are complete and when its parameters are first needed, for the
+// data-parallel collectives that wait on them (models/transformer/data_parallel.hpp): the op that
+// ends last among its B and W ops (the backward half of an overlapped op counts), and its first F.
+struct StageFigures {
+  double gradient_start = 0;  // that last gradient op's start
+  double gradient_end = 0;    // and its end
+  double first_forward = 0;   // the start of the stage's first forward
+};
+
 struct LinkFigures {
   int src = 0;
   int dst = 0;
@@ -90,6 +99,7 @@ struct Result {
   std::int64_t compute_ops = 0;
   std::int64_t messages = 0;
   std::vector<DeviceFigures> per_device;
+  std::vector<StageFigures> per_stage;  // with EngineOptions::record_stage_times
   std::vector<LinkFigures> per_link;
   std::optional<Timeline> timeline;
 };

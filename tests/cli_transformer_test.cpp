@@ -183,3 +183,52 @@ TEST_CASE("bad transformer keys in a config name their JSON path", "[cli][transf
   CHECK(run.out.empty());
   CHECK_THAT(run.err, Contains(path + expected));
 }
+
+TEST_CASE("data-parallel overlap settings reach the scenario, the figures and the trace", "[cli][transformer]") {
+  const ppsim::test::TempDir dir("dp-overlap");
+  // p = 1, d = 8 in one node: the whole model's last backward to hide the buckets behind.
+  const std::vector<std::string> base = {"run", "--model", "llama3.1-8b", "-p", "1", "-d", "8", "--global-batch", "32",
+                                         "--distributed-optimizer", "--format", "json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return ppsim_cli(args);
+  };
+  const Run overlapped = with({"--trace", dir.file("t.json")});
+  const Run serial = with({"--no-overlap-grad-reduce"});
+  const Run gathered = with({"--overlap-param-gather"});
+  const Run small = with({"--bucket-size", "1000000"});
+  for (const Run* run : {&overlapped, &serial, &gathered, &small}) REQUIRE(run->status == ppsim::kExitOk);
+  const auto json = [](const Run& run) { return nlohmann::json::parse(run.out); };
+  // Megatron's default bucket, max(40M, 1M * d), is stated in the scenario.
+  CHECK(json(overlapped)["scenario"]["bucket-size"] == 40e6);
+  CHECK(json(small)["scenario"]["bucket-size"] == 1e6);
+  CHECK(json(gathered)["scenario"]["overlap-param-gather"] == true);
+  const nlohmann::json on = json(overlapped)["training"];
+  const nlohmann::json off = json(serial)["training"];
+  // Overlap hides part of the reduction; without it all of it is exposed.
+  CHECK(on["dp_reduce_exposed"].get<double>() < on["dp_reduce_time"].get<double>());
+  CHECK(on["step_time"].get<double>() < off["step_time"].get<double>());
+  CHECK(off["dp_reduce_exposed"].get<double>() > 0);
+  // The overlapped all-gather leaves the optimizer step and shows as the forwards' wait.
+  const nlohmann::json gather = json(gathered)["training"];
+  CHECK(gather["optimizer_time"].get<double>() < on["optimizer_time"].get<double>());
+  CHECK(gather["param_gather_exposed"].get<double>() > 0);
+  CHECK(on["param_gather_exposed"] == 0);
+  // The trace has each device's collectives on a thread of their own.
+  std::ifstream trace_file(dir.file("t.json"));
+  const auto trace = nlohmann::json::parse(trace_file);
+  std::size_t collectives = 0;
+  bool named = false;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("cat", "") == "collective") ++collectives;
+    if (event["name"] == "thread_name" && event["args"]["name"] == "data-parallel") named = true;
+  }
+  CHECK(named);
+  CHECK(collectives >= 2);
+  // The all-gather overlaps only the distributed optimizer's gather.
+  const Run refused = ppsim_cli({"run", "--model", "llama3.1-8b", "-d", "2", "--overlap-param-gather"});
+  CHECK(refused.status == ppsim::kExitBadInput);
+  CHECK(refused.err == "ppsim: error: --overlap-param-gather: needs --distributed-optimizer, whose parameter "
+                       "all-gather it overlaps\n");
+}

@@ -282,7 +282,10 @@ TEST_CASE("The step adds the data-parallel reduction and the optimizer, and MFU 
   l.overlap_grad_reduce = false;
   const ppsim::TransformerCostModel waiting({arch, l, ideal_machine()}, {0, 1});
   const ppsim::TrainingFigures serial = ppsim::training_figures(waiting, makespan, device_end, peaks);
-  CHECK_THAT(serial.step_time, WithinRel(2.0 + std::max(reduce0, reduce1) + optimizer, 1e-12));
+  // Without overlap each device still reduces after its own last op (finalize_model_grads), as its
+  // data-parallel peers end at the same time: the same here, where each stage's gradients complete
+  // only at its device's end.
+  CHECK_THAT(serial.step_time, WithinRel(std::max(2.0 + reduce0, 1.5 + reduce1) + optimizer, 1e-12));
 }
 
 TEST_CASE("A device over capacity is a result that says so plainly") {

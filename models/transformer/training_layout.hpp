@@ -27,10 +27,16 @@ struct TrainingLayout {
   // Layers of each stage (p * v entries); empty: as even as possible, the remainder on the first
   // stages.
   std::vector<int> layers_per_stage;
-  // Data-parallel gradient reduction: true starts each device's reduction when its own pipeline work
-  // ends, overlapping the other devices' cooldown (Megatron's --overlap-grad-reduce); false waits for
-  // the whole pipeline to drain.
+  // Data-parallel gradient reduction (models/transformer/data_parallel.hpp): true reduces each
+  // bucket as soon as the last backward has produced it, beside the compute (Megatron's
+  // --overlap-grad-reduce); false reduces each chunk after the device's last op.
   bool overlap_grad_reduce = true;
+  // Parameters per gradient bucket (Megatron's --ddp-bucket-size); 0: Megatron's default,
+  // max(40M, 1M * d).
+  std::int64_t bucket_parameters = 0;
+  // With the distributed optimizer: the parameter all-gather overlaps the next step's forwards
+  // (Megatron's --overlap-param-gather, off by default as there) instead of ending the optimizer step.
+  bool overlap_param_gather = false;
   // Bytes per device outside parameters, gradients, optimizer state and stashed activations: CUDA
   // context, cuBLAS and NCCL workspaces, allocator fragmentation. 2 GiB by default (see
   // kDefaultWorkspaceBytes).

@@ -3,17 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "models/transformer/data_parallel.hpp"
 #include "models/transformer/layer_costs.hpp"
 #include "models/transformer/pass_costs.hpp"
 
 namespace ppsim {
 namespace {
-
-// Data-parallel ranks of one pipeline device are t ranks apart (Megatron's order: tp, dp, pp), so
-// the d-way ring stays inside a node when t * d GPUs fit in one.
-bool data_parallel_crosses_nodes(const TransformerSetup& setup) {
-  return std::int64_t{setup.layout.tensor_parallel} * setup.layout.data_parallel > setup.hardware.devices_per_node;
-}
 
 // FLOPs of the forward work recomputation re-runs in one step.
 double recompute_flops(const TransformerSetup& setup) {
@@ -43,10 +38,7 @@ std::string format_gib(std::int64_t bytes) {
 }
 
 double dp_reduce_time(const TransformerSetup& setup, double parameter_count) {
-  const int d = setup.layout.data_parallel;
-  const double bytes = kGradientBytes * parameter_count;
-  return ring_collective_time(setup.hardware, bytes, d, setup.layout.distributed_optimizer ? 1 : 2,
-                              data_parallel_crosses_nodes(setup));
+  return gradient_reduce_time(setup, parameter_count);
 }
 
 double optimizer_step_time(const TransformerSetup& setup, double parameter_count) {
@@ -55,16 +47,18 @@ double optimizer_step_time(const TransformerSetup& setup, double parameter_count
   // Gradient norm for clipping: read the fp32 gradients once. Fused Adam: read the fp32 gradient,
   // master weight, m and v (16 bytes), write master, m and v (12) and the bf16 weight (2): 30 bytes.
   double seconds = setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(30 * shard);
-  if (layout.distributed_optimizer) {
-    seconds += ring_collective_time(setup.hardware, kParameterBytes * parameter_count, layout.data_parallel, 1,
-                                    data_parallel_crosses_nodes(setup));
+  // The distributed optimizer's parameter all-gather ends the step unless it overlaps the next
+  // step's forwards (data_parallel.hpp).
+  if (layout.distributed_optimizer && !layout.overlap_param_gather) {
+    seconds += parameter_gather_time(setup, parameter_count);
   }
   return seconds;
 }
 
 TrainingFigures training_figures(const TransformerCostModel& model, double makespan,
                                  std::span<const double> device_end,
-                                 std::span<const std::int64_t> peak_activation_bytes) {
+                                 std::span<const std::int64_t> peak_activation_bytes,
+                                 const std::vector<StageTimes>& stage_times) {
   const TransformerSetup& setup = model.setup();
   const TrainingLayout& layout = setup.layout;
   TrainingFigures figures;
@@ -75,17 +69,32 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
   figures.tokens_per_step = layout.global_batch * layout.seq;
   figures.pipeline_time = makespan;
 
-  // Each device reduces its own gradients; the optimizer step waits for all of them (the global
-  // gradient norm of clipping is an all-reduce over every rank).
-  double reduced = 0;
-  for (std::size_t d = 0; d < device_end.size(); ++d) {
-    const double reduce = dp_reduce_time(setup, model.static_memory()[d].parameter_count);
-    const double optimizer = optimizer_step_time(setup, model.static_memory()[d].parameter_count);
-    figures.dp_reduce_time = std::max(figures.dp_reduce_time, reduce);
-    figures.optimizer_time = std::max(figures.optimizer_time, optimizer);
-    reduced = std::max(reduced, (layout.overlap_grad_reduce ? device_end[d] : makespan) + reduce);
+  // Without the simulation's stage times (a caller that has only the devices' ends), every stage's
+  // gradients are taken to complete when its device's last op ends.
+  std::vector<StageTimes> stages = stage_times;
+  if (stages.size() != model.stages().size()) {
+    stages.assign(model.stages().size(), StageTimes{});
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      const double end = device_end[static_cast<std::size_t>(model.stage_device()[s])];
+      stages[s] = StageTimes{end, end, 0};
+    }
   }
-  figures.step_time = reduced + figures.optimizer_time;
+  // Each device reduces its own gradients beside its compute; the optimizer step waits for all of
+  // them (the global gradient norm of clipping is an all-reduce over every rank).
+  double reduced = makespan;
+  for (std::size_t d = 0; d < device_end.size(); ++d) {
+    DeviceCollectives collectives = device_collectives(model, static_cast<int>(d), device_end[d], stages);
+    double reduce = 0;
+    for (const BucketCollective& bucket : collectives.reduce) reduce += bucket.end - bucket.start;
+    figures.dp_reduce_time = std::max(figures.dp_reduce_time, reduce);
+    figures.dp_reduce_exposed = std::max(figures.dp_reduce_exposed, collectives.reduce_end - makespan);
+    figures.param_gather_exposed = std::max(figures.param_gather_exposed, collectives.gather_exposed);
+    figures.optimizer_time =
+        std::max(figures.optimizer_time, optimizer_step_time(setup, model.static_memory()[d].parameter_count));
+    reduced = std::max(reduced, collectives.reduce_end);
+    figures.collectives.push_back(std::move(collectives));
+  }
+  figures.step_time = reduced + figures.optimizer_time + figures.param_gather_exposed;
   figures.tokens_per_second = static_cast<double>(figures.tokens_per_step) / figures.step_time;
   figures.samples_per_second = static_cast<double>(layout.global_batch) / figures.step_time;
   figures.model_flops_per_step = step_flops(setup.arch, layout.seq, layout.global_batch, false);

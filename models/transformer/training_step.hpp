@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/transformer/data_parallel.hpp"
 #include "models/transformer/transformer_cost_model.hpp"
 
 namespace ppsim {
@@ -43,8 +44,10 @@ struct TrainingFigures {
   std::int64_t tokens_per_step = 0;
 
   double pipeline_time = 0;          // the simulated makespan
-  double dp_reduce_time = 0;         // longest data-parallel gradient reduction of any device
+  double dp_reduce_time = 0;         // longest data-parallel gradient reduction of any device (all buckets)
+  double dp_reduce_exposed = 0;      // how far the reductions run past the pipeline's last op
   double optimizer_time = 0;         // longest optimizer step (and parameter all-gather) of any device
+  double param_gather_exposed = 0;   // with overlap_param_gather: the next step's forwards waiting
   double step_time = 0;              // seconds per optimizer step
   double tokens_per_second = 0;
   double samples_per_second = 0;
@@ -61,21 +64,24 @@ struct TrainingFigures {
   std::string memory_verdict;  // "device 0 needs 91.3 GiB of 80 GiB", said plainly
 
   std::vector<StageSummary> stages;
+  std::vector<DeviceCollectives> collectives;  // per pipeline device: its communication stream
 };
 
 // `device_end[d]` is when device d's last op ends and `peak_activation_bytes[d]` its simulated peak
-// stash, with the pipeline's first op at time 0 and `makespan` its length.
+// stash, with the pipeline's first op at time 0 and `makespan` its length; `stage_times` (one per
+// stage, or empty) when each stage's gradients complete and its first forward starts.
 TrainingFigures training_figures(const TransformerCostModel& model, double makespan,
                                  std::span<const double> device_end,
-                                 std::span<const std::int64_t> peak_activation_bytes);
+                                 std::span<const std::int64_t> peak_activation_bytes,
+                                 const std::vector<StageTimes>& stage_times = {});
 
-// Seconds of one device's data-parallel gradient reduction: fp32 gradients all-reduced over the d
-// ranks (reduce-scattered with the distributed optimizer).
+// Seconds of one device's data-parallel gradient reduction in one collective: fp32 gradients
+// all-reduced over the d ranks (reduce-scattered with the distributed optimizer).
 double dp_reduce_time(const TransformerSetup& setup, double parameter_count);
 
 // Seconds of one device's optimizer step: the gradient-norm pass and the fused Adam update over its
 // shard of the parameters (memory-bound: 34 bytes per parameter, see the .cpp), plus the bf16
-// parameter all-gather of the distributed optimizer.
+// parameter all-gather of the distributed optimizer unless it overlaps the next step.
 double optimizer_step_time(const TransformerSetup& setup, double parameter_count);
 
 // "61.2 GiB": bytes in binary units with one decimal.

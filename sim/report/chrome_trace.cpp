@@ -123,6 +123,31 @@ std::string render_chrome_trace(std::span<const Report> reports) {
       event("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" + pid(link.src) + ",\"tid\":" + tid +
             ",\"args\":{\"sort_index\":" + tid + "}}");
     }
+    // A transformer study's data-parallel collectives, on a communication thread of each device
+    // after its link threads: the gradient buckets' reductions, and the next step's parameter
+    // all-gathers when they overlap its forwards (drawn from this step's start, where they run).
+    if (report.training) {
+      const std::string tid = std::to_string(kLinkThreadBase + p);
+      for (std::size_t d = 0; d < report.training->collectives.size() && static_cast<int>(d) < p; ++d) {
+        const DeviceCollectives& device = report.training->collectives[d];
+        if (device.reduce.empty() && device.gather.empty()) continue;
+        const int dev = static_cast<int>(d);
+        event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid(dev) + ",\"tid\":" + tid +
+              ",\"args\":{\"name\":\"data-parallel\"}}");
+        event("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" + pid(dev) + ",\"tid\":" + tid +
+              ",\"args\":{\"sort_index\":" + tid + "}}");
+        auto bucket_event = [&](const BucketCollective& bucket, const std::string& name) {
+          event("{\"name\":" + quoted(name + " s" + std::to_string(bucket.stage)) +
+                ",\"cat\":\"collective\",\"ph\":\"X\",\"pid\":" + pid(dev) + ",\"tid\":" + tid +
+                ",\"ts\":" + ts(bucket.start) + ",\"dur\":" + ts(bucket.end - bucket.start) +
+                ",\"args\":{\"parameters\":" + format_exact(bucket.parameters) + ",\"ready\":" + ts(bucket.ready) +
+                "}}");
+        };
+        for (const BucketCollective& bucket : device.reduce) bucket_event(bucket, "reduce gradients");
+        for (const BucketCollective& bucket : device.gather) bucket_event(bucket, "gather parameters (next step)");
+      }
+    }
+
     if (!report.result.timeline) continue;
     const Timeline& timeline = *report.result.timeline;
 
@@ -181,7 +206,8 @@ std::string render_chrome_trace(std::span<const Report> reports) {
   other["time_unit"] = seconds ? "seconds, written in microseconds as the format expects"
                                : "abstract time units, written as 1 unit = 1 microsecond";
   other["schedules"] = std::move(schedules);
-  out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" + other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n}\n";
+  out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" +
+         other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n}\n";
   return out;
 }
 

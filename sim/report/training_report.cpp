@@ -45,7 +45,11 @@ void write_training_table(std::ostream& out, const TrainingFigures& training) {
   TextTable figures({Align::kLeft, Align::kLeft});
   figures.add_row({"pipeline_time", format_figure(training.pipeline_time)});
   figures.add_row({"dp_reduce_time", format_figure(training.dp_reduce_time)});
+  figures.add_row({"dp_reduce_exposed", format_figure(training.dp_reduce_exposed)});
   figures.add_row({"optimizer_time", format_figure(training.optimizer_time)});
+  if (training.param_gather_exposed > 0) {
+    figures.add_row({"param_gather_exposed", format_figure(training.param_gather_exposed)});
+  }
   figures.add_row({"step_time", format_figure(training.step_time)});
   figures.add_row({"tokens_per_second", format_figure(training.tokens_per_second)});
   figures.add_row({"samples_per_second", format_figure(training.samples_per_second)});
@@ -125,7 +129,9 @@ nlohmann::ordered_json training_to_json(const TrainingFigures& training) {
   out["tokens_per_step"] = training.tokens_per_step;
   out["pipeline_time"] = training.pipeline_time;
   out["dp_reduce_time"] = training.dp_reduce_time;
+  out["dp_reduce_exposed"] = training.dp_reduce_exposed;
   out["optimizer_time"] = training.optimizer_time;
+  out["param_gather_exposed"] = training.param_gather_exposed;
   out["step_time"] = training.step_time;
   out["tokens_per_second"] = training.tokens_per_second;
   out["samples_per_second"] = training.samples_per_second;

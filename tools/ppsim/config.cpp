@@ -9,12 +9,13 @@
 
 #include "models/json/json_document.hpp"
 #include "models/json/json_fields.hpp"
+#include "models/transformer/data_parallel.hpp"
 #include "tools/ppsim/errors.hpp"
 
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 33> kSettings = {{
+constexpr std::array<SettingInfo, 35> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -55,7 +56,12 @@ constexpr std::array<SettingInfo, 33> kSettings = {{
     {"precision", "--precision", "P", "GEMM precision: bf16 (default), fp16 or fp8"},
     {"layers-per-stage", "--layers-per-stage", "N[,N...]", "layers of each of the p*v stages (default: even split)"},
     {"overlap-grad-reduce", "--overlap-grad-reduce", "",
-     "reduce each device's gradients as soon as its work ends (default; --no-overlap-grad-reduce)"},
+     "reduce gradient buckets as the last backward produces them, beside the compute (default; "
+     "--no-overlap-grad-reduce)"},
+    {"bucket-size", "--bucket-size", "N",
+     "parameters per gradient bucket, Megatron's --ddp-bucket-size (default max(40M, 1M * d))"},
+    {"overlap-param-gather", "--overlap-param-gather", "",
+     "with --distributed-optimizer: gather parameters during the next step's forwards (off by default)"},
     {"workspace", "--workspace", "B", "memory per device beyond parameters, optimizer and activations (default 2 GiB)"},
 }};
 
@@ -313,6 +319,10 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.layers_per_stage = layer_list_from_text(text, source);
   else if (key == "overlap-grad-reduce")
     scenario.layout.overlap_grad_reduce = bool_from_text(text, source);
+  else if (key == "bucket-size")
+    scenario.layout.bucket_parameters = parse_count(text, source);
+  else if (key == "overlap-param-gather")
+    scenario.layout.overlap_param_gather = bool_from_text(text, source);
   else if (key == "workspace")
     scenario.layout.workspace_bytes = checked(parse_bytes(text), source).value;
   else
@@ -375,10 +385,11 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + json_excerpt(value));
       scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
     } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
-               key == "distributed-optimizer" || key == "overlap-grad-reduce") {
+               key == "distributed-optimizer" || key == "overlap-grad-reduce" || key == "overlap-param-gather") {
       if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
       apply_setting_text(key, value.get<bool>() ? "true" : "false", source, scenario);
-    } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d") {
+    } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
+               key == "bucket-size") {
       apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
     } else if (key == "layers-per-stage") {
       if (value.is_string()) {
@@ -458,6 +469,9 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["precision"] = layout.precision;
     out["layers-per-stage"] = layout.layers_per_stage;
     out["overlap-grad-reduce"] = layout.overlap_grad_reduce;
+    out["bucket-size"] = layout.bucket_parameters > 0 ? static_cast<double>(layout.bucket_parameters)
+                                                      : default_bucket_parameters(layout.data_parallel);
+    out["overlap-param-gather"] = layout.overlap_param_gather;
     out["workspace"] = layout.workspace_bytes;
     out["comm"] = comm_mode_name(scenario.comm);
     return out;

@@ -24,7 +24,8 @@ std::vector<Duration> resolved_weight(const Scenario& scenario) {
 bool is_model_setting(std::string_view key) {
   for (std::string_view model_key : {"hardware", "seq", "micro-batch", "global-batch", "t", "d", "sequence-parallel",
                                      "recompute", "flash-attention", "distributed-optimizer", "precision",
-                                     "layers-per-stage", "overlap-grad-reduce", "workspace"}) {
+                                     "layers-per-stage", "overlap-grad-reduce", "bucket-size", "overlap-param-gather",
+                                     "workspace"}) {
     if (key == model_key) return true;
   }
   return false;

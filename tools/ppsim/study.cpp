@@ -246,6 +246,8 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
   EngineOptions options;
   options.comm = scenario.comm;
   options.record_timeline = record_timeline;
+  // A transformer study places its data-parallel collectives against each stage's gradients.
+  options.record_stage_times = dynamic_cast<const TransformerCostModel*>(costs.get()) != nullptr;
   SimulationOutcome outcome = engine.run(program, *costs, options);
   if (outcome.deadlock) {
     std::vector<GridMark> marks;
@@ -266,7 +268,12 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
       device_end.push_back(device.end);
       peak_activations.push_back(device.peak_activation_bytes);
     }
-    report.training = training_figures(*transformer, report.result.makespan, device_end, peak_activations);
+    std::vector<StageTimes> stage_times;
+    for (const StageFigures& stage : report.result.per_stage) {
+      stage_times.push_back({stage.gradient_start, stage.gradient_end, stage.first_forward});
+    }
+    report.training =
+        training_figures(*transformer, report.result.makespan, device_end, peak_activations, stage_times);
     report.memory_capacity = transformer->setup().hardware.memory_capacity;
   }
   return report;

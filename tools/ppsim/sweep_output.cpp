@@ -23,8 +23,9 @@ bool is_layout_column(std::string_view key, bool model) {
 constexpr const char* kFigures[] = {"makespan",          "bubble_ratio",          "bubble_overhead", "comm_ratio",
                                     "total_busy",        "throughput",            "peak_memory_bytes",
                                     "peak_activation_bytes", "peak_stashed",      "stage_imbalance", "fits"};
-constexpr const char* kTrainingFigures[] = {"step_time", "tokens_per_second", "samples_per_second", "mfu",
-                                            "hfu",       "dp_reduce_time",    "optimizer_time",     "memory_capacity"};
+constexpr const char* kTrainingFigures[] = {"step_time",         "tokens_per_second", "samples_per_second",
+                                            "mfu",               "hfu",               "dp_reduce_time",
+                                            "dp_reduce_exposed", "optimizer_time",    "memory_capacity"};
 
 void add_figures(nlohmann::ordered_json& row, const Study& study, const PointResult& point) {
   const PointFigures& f = point.figures;
@@ -52,6 +53,7 @@ void add_figures(nlohmann::ordered_json& row, const Study& study, const PointRes
   put("mfu", f.mfu);
   put("hfu", f.hfu);
   put("dp_reduce_time", f.dp_reduce_time);
+  put("dp_reduce_exposed", f.dp_reduce_exposed);
   put("optimizer_time", f.optimizer_time);
   put("memory_capacity", f.memory_capacity);
 }

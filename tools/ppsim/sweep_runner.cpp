@@ -57,6 +57,7 @@ PointFigures figures_of(const Study& study, const Report& report) {
     f.mfu = t.mfu;
     f.hfu = t.hfu;
     f.dp_reduce_time = t.dp_reduce_time;
+    f.dp_reduce_exposed = t.dp_reduce_exposed;
     f.optimizer_time = t.optimizer_time;
     f.memory_capacity = t.memory_capacity;
   }

@@ -33,6 +33,7 @@ struct PointFigures {
   double mfu = 0;
   double hfu = 0;
   double dp_reduce_time = 0;
+  double dp_reduce_exposed = 0;
   double optimizer_time = 0;
   std::int64_t memory_capacity = 0;
 };

@@ -18,7 +18,8 @@ namespace {
 constexpr std::array<std::string_view, 8> kStudyKeys = {"description", "fixed",         "axes",          "gpus",
                                                         "objective",   "bubble_target", "memory_limit", "top"};
 // Integer settings: their ranges step in integers.
-constexpr std::array<std::string_view, 8> kCountKeys = {"p", "m", "v", "t", "d", "micro-batch", "seq", "global-batch"};
+constexpr std::array<std::string_view, 9> kCountKeys = {"p",   "m",            "v",          "t",          "d",
+                                                        "seq", "micro-batch", "global-batch", "bucket-size"};
 // Settings that take a number: their ranges may step in fractions.
 constexpr std::array<std::string_view, 11> kNumberKeys = {
     "forward", "backward",     "weight",       "overlap", "latency",   "bandwidth",

@@ -100,6 +100,11 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     refuse_t("t=" + std::to_string(t) + " does not divide the FFN width " + std::to_string(arch.ffn_hidden) + " of " +
              arch.name);
   }
+  if (layout.overlap_param_gather && !layout.distributed_optimizer) {
+    // Megatron asserts the same (arguments.py): only the distributed optimizer gathers parameters.
+    throw InputError(scenario.source_of("overlap-param-gather") + ": needs --distributed-optimizer, whose "
+                                                                 "parameter all-gather it overlaps");
+  }
   if (!hardware.peak_flops(layout.precision)) {
     throw InputError(scenario.source_of("precision") + ": " + hardware.name + " has no " + layout.precision +
                      " peak in its profile");

@@ -1,0 +1,149 @@
+#include "models/transformer/data_parallel.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "models/transformer/pass_costs.hpp"
+#include "models/transformer/static_memory.hpp"
+
+namespace ppsim {
+namespace {
+
+// The stages of `device`, in stage order (Megatron's model chunks of that pipeline rank).
+std::vector<int> stages_of(const TransformerCostModel& model, int device) {
+  std::vector<int> stages;
+  for (std::size_t s = 0; s < model.stage_device().size(); ++s) {
+    if (model.stage_device()[s] == device) stages.push_back(static_cast<int>(s));
+  }
+  return stages;
+}
+
+double stage_parameters(const TransformerCostModel& model, int stage) {
+  const TransformerSetup& setup = model.setup();
+  return stage_parameter_count(setup.arch, model.stages()[static_cast<std::size_t>(stage)].contents,
+                               setup.layout.tensor_parallel, model.stages().size() == 1);
+}
+
+// Megatron buckets only the first pipeline rank's first model chunk (DistributedDataParallel.__init__:
+// `disable_bucketing or pp_rank > 0` sets bucket_size to None; training.py passes disable_bucketing
+// for model chunks after the first), and nothing at all without overlap_grad_reduce.
+std::vector<double> buckets_of(const TransformerCostModel& model, int stage) {
+  const TrainingLayout& layout = model.setup().layout;
+  const double parameters = stage_parameters(model, stage);
+  if (stage != 0 || !layout.overlap_grad_reduce) return {parameters};
+  const double bucket = layout.bucket_parameters > 0 ? static_cast<double>(layout.bucket_parameters)
+                                                     : default_bucket_parameters(layout.data_parallel);
+  return bucket_split(parameters, bucket);
+}
+
+}  // namespace
+
+bool data_parallel_crosses_nodes(const TransformerSetup& setup) {
+  // Data-parallel ranks of one pipeline device are t ranks apart (Megatron's order: tp, dp, pp), so
+  // the d-way ring stays inside a node when t * d GPUs fit in one.
+  return std::int64_t{setup.layout.tensor_parallel} * setup.layout.data_parallel > setup.hardware.devices_per_node;
+}
+
+double gradient_reduce_time(const TransformerSetup& setup, double parameters) {
+  // fp32 main gradients (Megatron reduces in fp32 with bf16: accumulate_allreduce_grads_in_fp32),
+  // reduce-scattered with the distributed optimizer, all-reduced (two ring phases) without.
+  return ring_collective_time(setup.hardware, kGradientBytes * parameters, setup.layout.data_parallel,
+                              setup.layout.distributed_optimizer ? 1 : 2, data_parallel_crosses_nodes(setup));
+}
+
+double parameter_gather_time(const TransformerSetup& setup, double parameters) {
+  // The distributed optimizer's all-gather of the updated bf16 parameters: one ring phase.
+  return ring_collective_time(setup.hardware, kParameterBytes * parameters, setup.layout.data_parallel, 1,
+                              data_parallel_crosses_nodes(setup));
+}
+
+double default_bucket_parameters(int data_parallel) {
+  return std::max(40'000'000.0, 1'000'000.0 * data_parallel);
+}
+
+std::vector<double> bucket_split(double parameters, double bucket) {
+  std::vector<double> sizes;
+  if (parameters <= 0) return sizes;
+  double left = parameters;
+  while (left > bucket) {
+    sizes.push_back(bucket);
+    left -= bucket;
+  }
+  sizes.push_back(left);
+  return sizes;
+}
+
+DeviceCollectives device_collectives(const TransformerCostModel& model, int device, double device_end,
+                                     const std::vector<StageTimes>& stages) {
+  const TransformerSetup& setup = model.setup();
+  const TrainingLayout& layout = setup.layout;
+  DeviceCollectives out;
+  out.reduce_end = device_end;
+  if (layout.data_parallel <= 1) return out;
+  const std::vector<int> chunks = stages_of(model, device);
+
+  // Gradient buckets, each ready when the chunk's last gradient op has produced it: the op runs
+  // through the parameters in reverse, so a bucket is ready at the share of the op its gradients
+  // and those before them take. Without overlap every chunk waits for the device's last op.
+  for (const int stage : chunks) {
+    const StageTimes& times = stages[static_cast<std::size_t>(stage)];
+    const std::vector<double> buckets = buckets_of(model, stage);
+    const double total = std::accumulate(buckets.begin(), buckets.end(), 0.0);
+    double produced = 0;
+    for (const double parameters : buckets) {
+      produced += parameters;
+      const double span = times.gradient_end - times.gradient_start;
+      const double ready = layout.overlap_grad_reduce ? times.gradient_start + span * (produced / total) : device_end;
+      out.reduce.push_back(BucketCollective{stage, parameters, ready, 0, 0});
+    }
+  }
+  // One communication stream: collectives run one at a time, in the order their gradients are ready.
+  std::stable_sort(out.reduce.begin(), out.reduce.end(),
+                   [](const BucketCollective& a, const BucketCollective& b) { return a.ready < b.ready; });
+  double stream_free = 0;
+  for (BucketCollective& bucket : out.reduce) {
+    bucket.start = std::max(bucket.ready, stream_free);
+    bucket.end = bucket.start + gradient_reduce_time(setup, bucket.parameters);
+    stream_free = bucket.end;
+  }
+  if (!out.reduce.empty()) out.reduce_end = std::max(device_end, out.reduce.back().end);
+  out.reduce_exposed = out.reduce_end - device_end;
+
+  // The next step's parameter all-gather, overlapped with its first forwards: each chunk's first
+  // bucket is dispatched when its first forward needs it and waited for; waiting for bucket k
+  // dispatches bucket k + 1 (_ParamAndGradBucketGroup.finish_param_sync), which the forward reaches
+  // after bucket k's share of its time. Forward order is the reverse of the gradient buckets'.
+  if (layout.distributed_optimizer && layout.overlap_param_gather) {
+    std::vector<int> forward_order = chunks;
+    std::stable_sort(forward_order.begin(), forward_order.end(), [&](int a, int b) {
+      return stages[static_cast<std::size_t>(a)].first_forward < stages[static_cast<std::size_t>(b)].first_forward;
+    });
+    double shift = 0;  // how much this device's forwards have waited so far
+    double stream = 0;
+    for (const int stage : forward_order) {
+      std::vector<double> buckets = buckets_of(model, stage);
+      std::reverse(buckets.begin(), buckets.end());
+      const double total = std::accumulate(buckets.begin(), buckets.end(), 0.0);
+      const double forward = model.stages()[static_cast<std::size_t>(stage)].times.forward.total();
+      const double first = stages[static_cast<std::size_t>(stage)].first_forward;
+      double before = 0;       // parameters of the buckets the forward has passed
+      double dispatch = 0;     // when this bucket's all-gather is issued
+      for (std::size_t k = 0; k < buckets.size(); ++k) {
+        const double need = first + shift + forward * (before / total);
+        if (k == 0) dispatch = need;
+        BucketCollective gather{stage, buckets[k], dispatch, std::max(dispatch, stream), 0};
+        gather.end = gather.start + parameter_gather_time(setup, buckets[k]);
+        stream = gather.end;
+        const double wait = std::max(0.0, gather.end - need);
+        shift += wait;
+        dispatch = need + wait;  // the wait for bucket k issues bucket k + 1
+        before += buckets[k];
+        out.gather.push_back(gather);
+      }
+    }
+    out.gather_exposed = shift;
+  }
+  return out;
+}
+
+}  // namespace ppsim

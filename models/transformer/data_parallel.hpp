@@ -1,0 +1,69 @@
+#pragma once
+// The data-parallel collectives of one step as Megatron-LM's DistributedDataParallel issues them,
+// placed against the simulated pipeline (megatron/core/distributed/distributed_data_parallel.py,
+// DistributedDataParallel.__init__ and _make_backward_post_hook; param_and_grad_buffer.py,
+// _ParamAndGradBucketGroup.start_grad_sync and start_param_sync; pipeline_parallel/schedules.py,
+// which enables gradient sync only for the last micro-batch's backward, per model chunk):
+//
+// - Gradient reduction. With overlap_grad_reduce, each model chunk's gradients are cut into buckets
+//   of bucket_size parameters (default max(40M, 1M * d)) in the order the backward produces them,
+//   the reverse of the parameters; only the first pipeline rank's first chunk is bucketed, every
+//   other chunk is one bucket ("not on the critical path"). A bucket's reduce-scatter (all-reduce
+//   without the distributed optimizer) starts when the chunk's last gradient op has produced its
+//   gradients, on the communication stream, one collective at a time, beside the compute stream.
+//   Without overlap, each chunk's gradients are reduced in one collective after the device's last op
+//   (finalize_model_grads). What runs past the device's last op is exposed.
+// - Parameter all-gather (distributed optimizer). Without overlap_param_gather it runs after the
+//   optimizer step, exposed. With it, the buckets are gathered in forward order while the next step
+//   begins, and a forward that needs a bucket not yet gathered waits: the exposed part is the
+//   largest lateness of any bucket against the moment its chunk's first forward reaches it.
+
+#include <vector>
+
+#include "models/transformer/transformer_cost_model.hpp"
+
+namespace ppsim {
+
+// What the simulation tells of one stage (sim's StageFigures, copied so models need not know sim).
+struct StageTimes {
+  double gradient_start = 0;  // the start of the stage's last B or W, which completes its gradients
+  double gradient_end = 0;
+  double first_forward = 0;  // the start of its first F
+};
+
+// One collective on a device's communication stream.
+struct BucketCollective {
+  int stage = 0;
+  double parameters = 0;  // on this tensor-parallel rank
+  double ready = 0;       // gradients complete, or (all-gather) the step's start
+  double start = 0;
+  double end = 0;
+};
+
+struct DeviceCollectives {
+  std::vector<BucketCollective> reduce;  // in the order they ran
+  double reduce_end = 0;                 // the last reduction's end (the device's end if none)
+  double reduce_exposed = 0;             // reduce_end past the device's last op
+  std::vector<BucketCollective> gather;  // with overlap_param_gather: the next step's all-gathers
+  double gather_exposed = 0;             // how late the latest bucket is for its forward
+};
+
+// Whether a device's d-way data-parallel ring leaves its node.
+bool data_parallel_crosses_nodes(const TransformerSetup& setup);
+// Seconds of one collective over the d data-parallel ranks of `parameters`' gradients (reduce-scatter
+// with the distributed optimizer, all-reduce without) and of their bf16 all-gather.
+double gradient_reduce_time(const TransformerSetup& setup, double parameters);
+double parameter_gather_time(const TransformerSetup& setup, double parameters);
+
+// Megatron's default bucket size in parameters for d data-parallel ranks: max(40M, 1M * d).
+double default_bucket_parameters(int data_parallel);
+
+// A chunk of `parameters` cut into buckets of at most `bucket` parameters, in the order its gradients
+// are produced: full buckets first, then the rest (the first parameters, produced last).
+std::vector<double> bucket_split(double parameters, double bucket);
+
+// The data-parallel collectives of pipeline device `device`, whose last op ends at `device_end`.
+DeviceCollectives device_collectives(const TransformerCostModel& model, int device, double device_end,
+                                     const std::vector<StageTimes>& stages);
+
+}  // namespace ppsim

@@ -1,0 +1,214 @@
+// Data-parallel collectives against the simulated pipeline (models/transformer/data_parallel.hpp):
+// Megatron's buckets, when each is ready, the one communication stream, what stays exposed, and
+// the overlapped parameter all-gather. An ideal machine (no latency, every efficiency 1) makes each
+// collective a plain quotient of bytes, so every figure below is computed by hand.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <vector>
+
+#include "models/transformer/data_parallel.hpp"
+#include "models/transformer/static_memory.hpp"
+#include "models/transformer/training_step.hpp"
+#include "models/uniform_cost_model.hpp"
+#include "schedules/registry.hpp"
+#include "sim/engine.hpp"
+
+using Catch::Matchers::WithinRel;
+using ppsim::StageTimes;
+using ppsim::TrainingLayout;
+
+namespace {
+
+constexpr double kNvlink = 4e11;  // bytes/s per direction
+
+ppsim::HardwareProfile ideal_machine() {
+  ppsim::HardwareProfile p;
+  p.name = "ideal";
+  p.dense_peak_flops = {{"bf16", 1e15}};
+  p.memory_bandwidth = 2e12;
+  p.memory_capacity = std::int64_t{80} << 30;
+  p.devices_per_node = 8;
+  p.intra_node_bandwidth = kNvlink;
+  p.inter_node_bandwidth = 5e10;
+  return p;
+}
+
+ppsim::Architecture gpt(int layers) {
+  return ppsim::Architecture{.name = "gpt-test",
+                             .layers = layers,
+                             .hidden = 1024,
+                             .heads = 16,
+                             .kv_heads = 16,
+                             .ffn_hidden = 4096,
+                             .gated_mlp = false,
+                             .vocab = 32000,
+                             .tied_embeddings = true,
+                             .norm = ppsim::Architecture::kLayerNorm,
+                             .linear_biases = true,
+                             .learned_positions = 2048,
+                             .source = "test"};
+}
+
+// d = 4 on NVLink, t = 1: a reduce-scatter of P parameters is 3 ring steps of 4P/4 bytes, an
+// all-reduce twice that, an all-gather of bf16 parameters 3 steps of 2P/4.
+TrainingLayout layout(int pipeline, int chunks = 1) {
+  TrainingLayout l;
+  l.pipeline = pipeline;
+  l.chunks = chunks;
+  l.data_parallel = 4;
+  l.global_batch = 32;
+  l.distributed_optimizer = true;
+  return l;
+}
+
+double reduce_scatter(double parameters) { return 3 * (4 * parameters / 4) / kNvlink; }
+double all_gather(double parameters) { return 3 * (2 * parameters / 4) / kNvlink; }
+
+}  // namespace
+
+TEST_CASE("Megatron's default bucket is 40M parameters, or 1M per data-parallel rank above 40 ranks") {
+  CHECK(ppsim::default_bucket_parameters(1) == 40e6);
+  CHECK(ppsim::default_bucket_parameters(40) == 40e6);
+  CHECK(ppsim::default_bucket_parameters(48) == 48e6);
+}
+
+TEST_CASE("A chunk is cut into full buckets in gradient order, the remainder last") {
+  CHECK(ppsim::bucket_split(100e6, 40e6) == std::vector<double>{40e6, 40e6, 20e6});
+  CHECK(ppsim::bucket_split(40e6, 40e6) == std::vector<double>{40e6});
+  CHECK(ppsim::bucket_split(1e6, 40e6) == std::vector<double>{1e6});
+  CHECK(ppsim::bucket_split(0, 40e6).empty());
+}
+
+TEST_CASE("A reduction that ends before the pipeline drains costs nothing; one that ends after costs the difference") {
+  const ppsim::TransformerCostModel model({gpt(4), layout(2), ideal_machine()}, {0, 1});
+  const double params0 = model.static_memory()[0].parameter_count;
+  const double params1 = model.static_memory()[1].parameter_count;
+  const double r0 = reduce_scatter(params0);
+  const double r1 = reduce_scatter(params1);
+  REQUIRE(params0 < 40e6);  // one bucket each
+  // Device 1 ends its last backward at 1.5 s, device 0 at 2 s.
+  const std::vector<StageTimes> stages = {{1.0, 2.0, 0.0}, {1.2, 1.5, 0.1}};
+  const double device_end[] = {2.0, 1.5};
+  const std::int64_t peaks[] = {0, 0};
+  const ppsim::TrainingFigures figures = ppsim::training_figures(model, 2.0, device_end, peaks, stages);
+  REQUIRE(r1 < 0.5);
+  // Device 1's bucket is ready at 1.5 and done by 1.5 + r1 < 2: hidden behind device 0's cooldown.
+  CHECK_THAT(figures.collectives[1].reduce_end, WithinRel(1.5 + r1, 1e-9));
+  CHECK(figures.collectives[1].reduce.front().ready == 1.5);
+  // Device 0's bucket is ready only at its last op's end: all of it is exposed.
+  CHECK_THAT(figures.collectives[0].reduce_exposed, WithinRel(r0, 1e-9));
+  CHECK_THAT(figures.dp_reduce_exposed, WithinRel(r0, 1e-9));
+  CHECK_THAT(figures.step_time, WithinRel(2.0 + r0 + figures.optimizer_time, 1e-9));
+}
+
+TEST_CASE("The first rank's buckets reduce while the last backward still produces the others") {
+  TrainingLayout l = layout(2);
+  const ppsim::TransformerCostModel probe({gpt(4), l, ideal_machine()}, {0, 1});
+  const double params0 = probe.static_memory()[0].parameter_count;
+  l.bucket_parameters = static_cast<std::int64_t>(params0 / 4) + 1;  // four buckets, the last a little smaller
+  const ppsim::TransformerCostModel model({gpt(4), l, ideal_machine()}, {0, 1});
+  const std::vector<double> buckets = ppsim::bucket_split(params0, static_cast<double>(l.bucket_parameters));
+  REQUIRE(buckets.size() == 4);
+  // A last backward of 1000 s: each bucket is reduced long before the next is ready.
+  const std::vector<StageTimes> stages = {{0.0, 1000.0, 0.0}, {0.0, 900.0, 0.0}};
+  const ppsim::DeviceCollectives device0 = ppsim::device_collectives(model, 0, 1000.0, stages);
+  REQUIRE(device0.reduce.size() == 4);
+  CHECK_THAT(device0.reduce[0].ready, WithinRel(1000.0 * buckets[0] / params0, 1e-9));
+  CHECK(device0.reduce[3].ready == 1000.0);
+  CHECK_THAT(device0.reduce_exposed, WithinRel(reduce_scatter(buckets[3]), 1e-9));
+  // Device 1 is not bucketed (pp rank > 0 in Megatron): one collective of its whole stage.
+  const ppsim::DeviceCollectives device1 = ppsim::device_collectives(model, 1, 900.0, stages);
+  CHECK(device1.reduce.size() == 1);
+  CHECK_THAT(device1.reduce_exposed, WithinRel(reduce_scatter(model.static_memory()[1].parameter_count), 1e-9));
+}
+
+TEST_CASE("Without overlap every chunk's gradients wait for the device's last op, then reduce in turn") {
+  TrainingLayout l = layout(2, 2);  // interleaved: device 0 holds stages 0 and 2
+  l.overlap_grad_reduce = false;
+  const ppsim::TransformerCostModel model({gpt(8), l, ideal_machine()}, {0, 1, 0, 1});
+  const std::vector<StageTimes> stages = {{9.0, 10.0, 0.0}, {8.0, 9.0, 0.0}, {5.0, 6.0, 0.0}, {4.0, 5.0, 0.0}};
+  const ppsim::DeviceCollectives serial = ppsim::device_collectives(model, 0, 10.0, stages);
+  REQUIRE(serial.reduce.size() == 2);
+  const double p0 = ppsim::stage_parameter_count(model.setup().arch, model.stages()[0].contents, 1, false);
+  const double p2 = ppsim::stage_parameter_count(model.setup().arch, model.stages()[2].contents, 1, false);
+  CHECK(serial.reduce[0].start == 10.0);
+  CHECK_THAT(serial.reduce_exposed, WithinRel(reduce_scatter(p0) + reduce_scatter(p2), 1e-9));
+  // With overlap, chunk 1 (stage 2) finishes its gradients at 6 s and reduces behind stage 0's work
+  // (one bucket per chunk here: stage 0's 58M parameters would make two default buckets).
+  l.overlap_grad_reduce = true;
+  l.bucket_parameters = 1'000'000'000;
+  const ppsim::TransformerCostModel overlapped({gpt(8), l, ideal_machine()}, {0, 1, 0, 1});
+  const ppsim::DeviceCollectives early = ppsim::device_collectives(overlapped, 0, 10.0, stages);
+  REQUIRE(early.reduce.size() == 2);
+  CHECK(early.reduce[0].stage == 2);
+  CHECK(early.reduce[0].start == 6.0);
+  CHECK_THAT(early.reduce_exposed, WithinRel(reduce_scatter(p0), 1e-9));
+}
+
+TEST_CASE("An overlapped parameter all-gather exposes its first bucket; the rest hide behind the forward") {
+  TrainingLayout l = layout(1);
+  l.overlap_param_gather = true;
+  const ppsim::TransformerCostModel probe({gpt(4), l, ideal_machine()}, {0});
+  const double params = probe.static_memory()[0].parameter_count;
+  l.bucket_parameters = static_cast<std::int64_t>(params / 2) + 1;
+  const ppsim::TransformerCostModel model({gpt(4), l, ideal_machine()}, {0});
+  const std::vector<double> buckets = ppsim::bucket_split(params, static_cast<double>(l.bucket_parameters));
+  REQUIRE(buckets.size() == 2);
+  const double forward = model.stages()[0].times.forward.total();
+  const std::vector<StageTimes> stages = {{1.0, 2.0, 0.0}};
+  const ppsim::DeviceCollectives device = ppsim::device_collectives(model, 0, 2.0, stages);
+  REQUIRE(device.gather.size() == 2);
+  // Forward order is the reverse of the gradient buckets': the smaller, first parameters first.
+  CHECK(device.gather[0].parameters == buckets[1]);
+  const double first = all_gather(buckets[1]);
+  // Bucket 1 is issued when the forward waits for bucket 0, and needed after bucket 0's share of F.
+  const double late = std::max(0.0, all_gather(buckets[0]) - forward * buckets[1] / params);
+  CHECK_THAT(device.gather_exposed, WithinRel(first + late, 1e-9));
+  // The optimizer step no longer ends with the all-gather.
+  l.overlap_param_gather = false;
+  CHECK_THAT(ppsim::optimizer_step_time(model.setup(), params) -
+                 ppsim::optimizer_step_time({gpt(4), l, ideal_machine()}, params),
+             WithinRel(-all_gather(params), 1e-9));
+}
+
+TEST_CASE("The engine reports when each stage's gradients complete and its first forward starts") {
+  // Every registry schedule: the last B or W of a stage (an overlapped op's backward counts) and its
+  // first F, as the timeline shows them.
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    if (info.build == nullptr) continue;
+    const ppsim::ScheduleParams params{4, 8, info.default_v};
+    if (info.check(params)) continue;
+    INFO(info.name);
+    const ppsim::Program program = info.build(params);
+    ppsim::UniformCosts costs;
+    costs.forward = ppsim::Duration{1.0};
+    costs.backward = ppsim::Duration{2.0};
+    costs.weight = ppsim::Duration{0.75};
+    const ppsim::UniformCostModel model(costs);
+    ppsim::EngineOptions options;
+    options.record_timeline = true;
+    options.record_stage_times = true;
+    ppsim::Engine engine;
+    const ppsim::SimulationOutcome outcome = engine.run(program, model, options);
+    REQUIRE(outcome.result);
+    const auto stages = static_cast<std::size_t>(program.num_stages());
+    std::vector<double> last_end(stages, -1), last_start(stages, 0), first_forward(stages, 1e300);
+    for (const ppsim::Span& span : outcome.result->timeline->spans) {
+      for (const ppsim::Action* action : {&span.action, span.action.fused_with_next ? &span.partner : nullptr}) {
+        if (action == nullptr) continue;
+        const auto s = static_cast<std::size_t>(action->stage);
+        if (action->op == ppsim::Op::kForward) first_forward[s] = std::min(first_forward[s], span.start);
+        if ((action->op == ppsim::Op::kBackward || action->op == ppsim::Op::kBackwardWeight) && span.end >= last_end[s]) {
+          last_end[s] = span.end;
+          last_start[s] = span.start;
+        }
+      }
+    }
+    REQUIRE(outcome.result->per_stage.size() == stages);
+    for (std::size_t s = 0; s < stages; ++s) {
+      CHECK(outcome.result->per_stage[s].gradient_end == last_end[s]);
+      CHECK(outcome.result->per_stage[s].gradient_start == last_start[s]);
+      CHECK(outcome.result->per_stage[s].first_forward == first_forward[s]);
+    }
+  }
+}
