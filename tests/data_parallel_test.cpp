@@ -212,3 +212,25 @@ TEST_CASE("The engine reports when each stage's gradients complete and its first
     }
   }
 }
+
+TEST_CASE("Tied embeddings on two devices all-reduce their gradient after the data-parallel reductions") {
+  TrainingLayout l = layout(2);
+  l.data_parallel = 1;
+  const ppsim::TransformerCostModel model({gpt(4), l, ideal_machine()}, {0, 1});
+  const double device_end[] = {2.0, 1.5};
+  const std::int64_t peaks[] = {0, 0};
+  const ppsim::TrainingFigures figures = ppsim::training_figures(model, 2.0, device_end, peaks);
+  // fp32 vocab x h over a 2-rank ring on NVLink: 2 steps of half the bytes each.
+  const double bytes = 4.0 * 32000 * 1024;
+  CHECK_THAT(figures.embedding_reduce_time, WithinRel(bytes / kNvlink, 1e-12));
+  CHECK_THAT(figures.step_time, WithinRel(2.0 + bytes / kNvlink + figures.optimizer_time, 1e-12));
+  // Untied, or both ends on one device (a V-shape), there is nothing to sum.
+  ppsim::Architecture untied = gpt(4);
+  untied.tied_embeddings = false;
+  const ppsim::TransformerCostModel separate({untied, l, ideal_machine()}, {0, 1});
+  CHECK(ppsim::training_figures(separate, 2.0, device_end, peaks).embedding_reduce_time == 0);
+  TrainingLayout v = layout(2, 2);
+  v.data_parallel = 1;
+  const ppsim::TransformerCostModel shaped({gpt(4), v, ideal_machine()}, {0, 1, 1, 0});
+  CHECK(ppsim::training_figures(shaped, 2.0, device_end, peaks).embedding_reduce_time == 0);
+}

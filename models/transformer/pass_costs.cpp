@@ -1,5 +1,7 @@
 #include "models/transformer/pass_costs.hpp"
 
+#include <algorithm>
+
 namespace ppsim {
 namespace {
 
@@ -142,6 +144,26 @@ bool tensor_parallel_crosses_nodes(const HardwareProfile& profile, const Trainin
   return layout.tensor_parallel > profile.devices_per_node;
 }
 
+namespace {
+
+// Sequence parallelism saves only the sequence-sharded input of the QKV and MLP-in linears; their
+// weight gradients need it whole, so the backward all-gathers it again
+// (megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication.backward),
+// issued asynchronously beside the same linear's input-gradient GEMM: only what that GEMM does not
+// cover is paid.
+double sequence_parallel_backward_gathers(const LayerShape& x, const HardwareProfile& profile,
+                                          const TrainingLayout& layout) {
+  if (!x.sequence_parallel || layout.tensor_parallel <= 1) return 0;
+  const double gather = ring_collective_time(profile, x.tokens * x.hidden * kActivationBytes, layout.tensor_parallel, 1,
+                                             tensor_parallel_crosses_nodes(profile, layout));
+  const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
+  const double qkv_dgrad = gemm(profile, layout, x.tokens, (x.hidden + 2 * x.kv) / x.t, x.hidden);
+  const double mlp_in_dgrad = gemm(profile, layout, x.tokens, mlp_in_width / x.t, x.hidden);
+  return std::max(0.0, gather - qkv_dgrad) + std::max(0.0, gather - mlp_in_dgrad);
+}
+
+}  // namespace
+
 PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile) {
   const LayerShape x = shape_of(arch, layout);
   PassTimes times;
@@ -155,7 +177,8 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
   times.input_grad.gemm = gemms;
   times.input_grad.attention = attention_backward(x, profile, layout);
   times.input_grad.memory = layer_memory_kernels(x, profile, true) + softmax_backward(x, profile);
-  times.input_grad.collective = layer_collectives(x, profile, layout);
+  times.input_grad.collective =
+      layer_collectives(x, profile, layout) + sequence_parallel_backward_gathers(x, profile, layout);
   switch (layout.recompute) {
     case Recompute::kNone:
       break;

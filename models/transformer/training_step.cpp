@@ -6,6 +6,7 @@
 #include "models/transformer/data_parallel.hpp"
 #include "models/transformer/layer_costs.hpp"
 #include "models/transformer/pass_costs.hpp"
+#include "models/transformer/static_memory.hpp"
 
 namespace ppsim {
 namespace {
@@ -93,6 +94,23 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
         std::max(figures.optimizer_time, optimizer_step_time(setup, model.static_memory()[d].parameter_count));
     reduced = std::max(reduced, collectives.reduce_end);
     figures.collectives.push_back(std::move(collectives));
+  }
+  // Tied embeddings on two devices: the first stage's embedding and the last stage's LM head are
+  // one weight, whose gradient the two sum once their data-parallel reductions are done
+  // (megatron/core/distributed/finalize_model_grads.py, finalize_model_grads after finish_grad_sync:
+  // _allreduce_word_embedding_grads, an fp32 all-reduce of the vocab/t x h gradient over the
+  // embedding group of the first and last pipeline rank). A V-shape keeps both on one device.
+  const int first = model.stage_device().front();
+  const int last = model.stage_device().back();
+  if (setup.arch.tied_embeddings && first != last) {
+    const double gradient_bytes = kGradientBytes * static_cast<double>(setup.arch.vocab) /
+                                  setup.layout.tensor_parallel * static_cast<double>(setup.arch.hidden);
+    figures.embedding_reduce_time =
+        ring_collective_time(setup.hardware, gradient_bytes, 2, 2, model.crosses_nodes(first, last));
+    const double both_reduced =
+        std::max(figures.collectives[static_cast<std::size_t>(first)].reduce_end,
+                 figures.collectives[static_cast<std::size_t>(last)].reduce_end);
+    reduced = std::max(reduced, both_reduced + figures.embedding_reduce_time);
   }
   figures.step_time = reduced + figures.optimizer_time + figures.param_gather_exposed;
   figures.tokens_per_second = static_cast<double>(figures.tokens_per_step) / figures.step_time;

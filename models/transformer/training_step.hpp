@@ -48,6 +48,7 @@ struct TrainingFigures {
   double dp_reduce_exposed = 0;      // how far the reductions run past the pipeline's last op
   double optimizer_time = 0;         // longest optimizer step (and parameter all-gather) of any device
   double param_gather_exposed = 0;   // with overlap_param_gather: the next step's forwards waiting
+  double embedding_reduce_time = 0;  // tied embeddings: the first and last stage's gradient all-reduce
   double step_time = 0;              // seconds per optimizer step
   double tokens_per_second = 0;
   double samples_per_second = 0;

@@ -50,6 +50,9 @@ void write_training_table(std::ostream& out, const TrainingFigures& training) {
   if (training.param_gather_exposed > 0) {
     figures.add_row({"param_gather_exposed", format_figure(training.param_gather_exposed)});
   }
+  if (training.embedding_reduce_time > 0) {
+    figures.add_row({"embedding_reduce_time", format_figure(training.embedding_reduce_time)});
+  }
   figures.add_row({"step_time", format_figure(training.step_time)});
   figures.add_row({"tokens_per_second", format_figure(training.tokens_per_second)});
   figures.add_row({"samples_per_second", format_figure(training.samples_per_second)});
@@ -132,6 +135,7 @@ nlohmann::ordered_json training_to_json(const TrainingFigures& training) {
   out["dp_reduce_exposed"] = training.dp_reduce_exposed;
   out["optimizer_time"] = training.optimizer_time;
   out["param_gather_exposed"] = training.param_gather_exposed;
+  out["embedding_reduce_time"] = training.embedding_reduce_time;
   out["step_time"] = training.step_time;
   out["tokens_per_second"] = training.tokens_per_second;
   out["samples_per_second"] = training.samples_per_second;
