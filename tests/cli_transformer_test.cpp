@@ -232,3 +232,29 @@ TEST_CASE("data-parallel overlap settings reach the scenario, the figures and th
   CHECK(refused.err == "ppsim: error: --overlap-param-gather: needs --distributed-optimizer, whose parameter "
                        "all-gather it overlaps\n");
 }
+
+TEST_CASE("a --dropout flag overrides the model's dropout, which the stash and the scenario show", "[cli][transformer]") {
+  const std::vector<std::string> base = {"run", "--model", "llama3.1-8b", "-p", "2", "-m", "4", "--format", "json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return ppsim_cli(args);
+  };
+  const Run plain = with({});
+  const Run dropped = with({"--dropout", "0.1"});
+  REQUIRE(plain.status == ppsim::kExitOk);
+  REQUIRE(dropped.status == ppsim::kExitOk);
+  const nlohmann::json a = nlohmann::json::parse(plain.out);
+  const nlohmann::json b = nlohmann::json::parse(dropped.out);
+  CHECK(a["scenario"]["dropout"] == 0);  // Llama trains without dropout
+  CHECK(b["scenario"]["dropout"] == 0.1);
+  // Two 1-byte masks of s x h per layer per micro-batch (flash attention keeps no score mask).
+  const double masks = 2.0 * 2048 * 4096 * 16;  // 16 layers on device 0
+  CHECK(b["per_device"][0]["peak_activation_bytes"].get<double>() -
+            a["per_device"][0]["peak_activation_bytes"].get<double>() ==
+        masks * b["per_device"][0]["peak_stashed"].get<double>());
+  CHECK(b["training"]["step_time"].get<double>() > a["training"]["step_time"].get<double>());
+  const Run refused = with({"--dropout", "1"});
+  CHECK(refused.status == ppsim::kExitBadInput);
+  CHECK(refused.err == "ppsim: error: --dropout: must be a probability below 1, got 1\n");
+}

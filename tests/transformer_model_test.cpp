@@ -127,6 +127,24 @@ TEST_CASE("Tensor parallelism divides the GEMMs and adds ring all-reduces on NVL
   CHECK_THAT(split.input_grad.collective, WithinRel(2 * all_reduce, 1e-12));
 }
 
+TEST_CASE("Dropout adds its mask bytes after the attention output and the MLP, and on the scores without flash") {
+  Architecture with = gpt();
+  with.dropout = 0.1;
+  const Architecture without = gpt();
+  const double tokens = 2048.0 * 2;
+  for (const bool flash : {true, false}) {
+    CAPTURE(flash);
+    const TrainingLayout l = layout(2, flash);
+    const PassTimes a = ppsim::layer_pass_times(without, l, ideal_machine());
+    const PassTimes b = ppsim::layer_pass_times(with, l, ideal_machine());
+    // Two 1-byte masks of T x h, written in F and read in I; without flash the scores' own kernel,
+    // 5 bytes per element of the b * a/t * s * s probabilities, both ways.
+    const double scores = flash ? 0 : 5 * 2 * (16 / 2) * 2048.0 * 2048;
+    CHECK_THAT((b.forward.memory - a.forward.memory) * kHbm, WithinRel(2 * tokens * 1024 + scores, 1e-9));
+    CHECK_THAT((b.input_grad.memory - a.input_grad.memory) * kHbm, WithinRel(2 * tokens * 1024 + scores, 1e-9));
+  }
+}
+
 TEST_CASE("Sequence parallelism's backward all-gathers cost what their input-gradient GEMMs do not hide") {
   const Architecture arch = gpt();
   TrainingLayout plain = layout(4, true);
@@ -146,7 +164,8 @@ TEST_CASE("Sequence parallelism's backward all-gathers cost what their input-gra
 }
 
 TEST_CASE("Sequence parallelism keeps the collective volume and shards the replicated kernels") {
-  const Architecture arch = gpt();
+  Architecture arch = gpt();
+  arch.dropout = 0.1;  // Korthikanti's counts include the dropout masks
   TrainingLayout plain = layout(4, true);
   TrainingLayout sp = plain;
   sp.sequence_parallel = true;
@@ -156,9 +175,10 @@ TEST_CASE("Sequence parallelism keeps the collective volume and shards the repli
   CHECK_THAT(b.forward.collective, WithinRel(a.forward.collective, 1e-12));
   // The backward adds the gathers of the next test case, beyond what its GEMMs hide.
   CHECK(b.input_grad.collective > a.input_grad.collective);
-  // Norms and residual adds (20Th bytes in F) shrink by t; the GELU (split already) does not.
+  // Norms, residual adds and dropout masks (20Th + 2Th bytes in F) shrink by t; the GELU (split
+  // already) does not.
   const double tokens = 2048.0 * 2;
-  CHECK_THAT((a.forward.memory - b.forward.memory) * kHbm, WithinRel(tokens * 20 * 1024 * (1 - 1.0 / 4), 1e-9));
+  CHECK_THAT((a.forward.memory - b.forward.memory) * kHbm, WithinRel(tokens * 22 * 1024 * (1 - 1.0 / 4), 1e-9));
   // Activation stash follows Korthikanti: sbh(10 + 24/t) without, 34 sbh / t with (flash: no s^2 term).
   const double sbh = tokens * 1024;
   CHECK_THAT(ppsim::activation_bytes_per_layer(arch, plain.activation_layout()), WithinRel(sbh * (10 + 24.0 / 4), 1e-12));

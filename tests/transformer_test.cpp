@@ -42,6 +42,7 @@ Architecture plain_gpt(int layers, std::int64_t hidden, int heads, std::int64_t 
                       .norm = Architecture::kLayerNorm,
                       .linear_biases = true,
                       .learned_positions = 0,
+                      .dropout = 0.1,  // Korthikanti et al. count the dropout masks
                       .source = "test"};
 }
 
@@ -138,7 +139,7 @@ TEST_CASE("The JSON presets in configs/models equal the built-in presets field b
     // Exactly the Architecture fields: a key added to one side only must fail here.
     const std::set<std::string> keys = {
         "name",  "layers",          "hidden", "heads",         "kv_heads",          "ffn_hidden", "gated_mlp",
-        "vocab", "tied_embeddings", "norm",   "linear_biases", "learned_positions", "source"};
+        "vocab", "tied_embeddings", "norm",   "linear_biases", "learned_positions", "dropout", "source"};
     std::set<std::string> present;
     for (const auto& item : j.items()) present.insert(item.key());
     CHECK(present == keys);
@@ -286,6 +287,15 @@ TEST_CASE("Activation bytes per layer reproduce each row of Korthikanti et al. T
     layout.sequence_parallel = true;
     CHECK(ppsim::activation_bytes_per_layer(arch, layout) == sbh * (34 / t));
   }
+}
+
+TEST_CASE("A model trained without dropout stashes no masks: sbh(32 + 2as/h)") {
+  Architecture arch = plain_gpt(1, 1024, 16, 1000);
+  arch.dropout = 0;
+  const double sbh = 2048.0 * 2 * 1024;
+  const ActivationLayout layout{.seq = 2048, .micro_batch = 2};
+  // Without the two 1-byte residual masks (2sbh) and the attention mask and dropout output (3as^2b).
+  CHECK(ppsim::activation_bytes_per_layer(arch, layout) == sbh * (32 + 2 * 16 * 2048 / 1024.0));
 }
 
 TEST_CASE("Activation bytes of a GQA, gated layer follow the stored tensors") {

@@ -7,7 +7,7 @@ namespace ppsim {
 Architecture architecture_from_json(const nlohmann::json& json, const std::string& origin) {
   const JsonFields fields(json, origin, "$");
   fields.refuse_unknown({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab",
-                         "tied_embeddings", "norm", "linear_biases", "learned_positions", "source"});
+                         "tied_embeddings", "norm", "linear_biases", "learned_positions", "dropout", "source"});
   // Bounds far above any published model, low enough that products of them stay exact in doubles.
   constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;
   Architecture arch;
@@ -31,6 +31,10 @@ Architecture architecture_from_json(const nlohmann::json& json, const std::strin
   }
   arch.linear_biases = fields.has("linear_biases") && fields.boolean("linear_biases");
   arch.learned_positions = fields.has("learned_positions") ? fields.integer("learned_positions", 0, kMaxWidth) : 0;
+  if (fields.has("dropout")) {
+    arch.dropout = fields.positive("dropout", true);
+    if (arch.dropout >= 1) fields.fail("dropout", "must be a probability below 1, got " + json_excerpt(fields.at("dropout")));
+  }
   arch.source = fields.has("source") ? fields.string("source") : "";
   if (arch.hidden % arch.heads != 0) {
     fields.fail("heads", std::to_string(arch.heads) + " heads do not divide hidden " + std::to_string(arch.hidden));
@@ -58,6 +62,7 @@ nlohmann::ordered_json architecture_to_json(const Architecture& arch) {
   out["norm"] = arch.norm == Architecture::kRmsNorm ? "rmsnorm" : "layernorm";
   out["linear_biases"] = arch.linear_biases;
   out["learned_positions"] = arch.learned_positions;
+  out["dropout"] = arch.dropout;
   out["source"] = arch.source;
   return out;
 }

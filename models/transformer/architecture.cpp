@@ -55,6 +55,7 @@ Architecture gpt(const char* name, int layers, std::int64_t hidden, int heads, s
                       .norm = Architecture::kLayerNorm,
                       .linear_biases = true,
                       .learned_positions = positions,
+                      .dropout = 0.1,
                       .source = source};
 }
 
@@ -74,6 +75,7 @@ Architecture llama(const char* name, int layers, std::int64_t hidden, int heads,
                       .norm = Architecture::kRmsNorm,
                       .linear_biases = false,
                       .learned_positions = 0,
+                      .dropout = 0,
                       .source = source};
 }
 

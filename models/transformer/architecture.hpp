@@ -29,6 +29,10 @@ struct Architecture {
   // learned absolute position embeddings; Llama has neither (RoPE has no parameters).
   bool linear_biases = false;
   std::int64_t learned_positions = 0;  // rows of the learned position table; 0 for RoPE
+  // Hidden and attention dropout probability the model trains with: 0 for Llama (Meta's training
+  // recipe), 0.1 for the GPT-3-era models (Megatron-LM's default --hidden-dropout and
+  // --attention-dropout). It adds the mask kernels and, above 0, the masks in the stash.
+  double dropout = 0;
   std::string source;                  // where the numbers come from (paper table, model card)
 
   bool operator==(const Architecture&) const = default;

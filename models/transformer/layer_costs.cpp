@@ -78,10 +78,13 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
   }
 
   // Per token, in bytes: see the derivation in the header.
-  const double replicated = 2 * h + 2 * h  // inputs of the two norms
-                            + 2 * h        // QKV GEMM input
-                            + 2 * h        // MLP first GEMM input
-                            + h + h;       // attention-output and MLP-output dropout masks
+  // Korthikanti's count assumes dropout; a model trained without it keeps no 1-byte masks and its
+  // softmax output is the context product's input (2as instead of 5as).
+  const bool dropout = arch.dropout > 0;
+  const double replicated = 2 * h + 2 * h             // inputs of the two norms
+                            + 2 * h                   // QKV GEMM input
+                            + 2 * h                   // MLP first GEMM input
+                            + (dropout ? h + h : 0);  // attention-output and MLP-output dropout masks
   const double mlp_split = arch.gated_mlp ? 2 * f + 2 * f + 2 * f : 2 * f + 2 * f;
   const double split = (2 * h + 2 * kv)  // Q and K for the scores
                        + 2 * kv          // V for the context product
@@ -89,7 +92,7 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
                        + mlp_split;
   // Softmax output 2as, dropout mask as, dropout output 2as per token (a = heads).
   const bool keeps_scores = layout.recompute == Recompute::kNone && !layout.flash_attention;
-  const double core = keeps_scores ? 5 * arch.heads * s : 0;
+  const double core = keeps_scores ? (dropout ? 5 : 2) * arch.heads * s : 0;
 
   const double per_token = replicated / (layout.sequence_parallel ? t : 1) + split / t + core / t;
   return tokens * per_token;

@@ -13,7 +13,7 @@ double as_double(std::int64_t value) { return static_cast<double>(value); }
 struct LayerShape {
   double tokens, seq, batch, hidden, ffn, kv, t, heads;
   double replicated;  // elements of an R tensor: T*h, or T*h/t under sequence parallelism
-  bool gated, rotary, flash, sequence_parallel;
+  bool gated, rotary, flash, sequence_parallel, dropout;
 };
 
 LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout) {
@@ -31,6 +31,7 @@ LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout) {
   shape.gated = arch.gated_mlp;
   shape.rotary = arch.learned_positions == 0;
   shape.flash = layout.flash_attention;
+  shape.dropout = arch.dropout > 0;
   return shape;
 }
 
@@ -86,7 +87,19 @@ double layer_memory_kernels(const LayerShape& x, const HardwareProfile& profile,
                    + 2 * profile.memory_time(3 * r);                // two residual adds
   seconds += profile.memory_time((x.gated ? (backward ? 5 : 3) : (backward ? 3 : 2)) * mlp);
   if (x.rotary) seconds += profile.memory_time(2 * x.tokens * (x.hidden + x.kv) / x.t * kActivationBytes);
+  // Dropout after the attention output and the MLP, fused into the bias-add-residual kernel as
+  // Megatron runs it (megatron/core/fusions/fused_bias_dropout.py): beyond the residual add's bytes
+  // it writes its 1-byte mask in F and reads it in the backward.
+  if (x.dropout) seconds += 2 * profile.memory_time(x.replicated);
   return seconds;
+}
+
+// Attention-probability dropout on the s x s scores: its own kernel without flash attention (read
+// and write the probabilities, write the mask in F; read the gradient and the mask, write in the
+// backward: 5 bytes an element both ways). Flash attention draws it inside its fused kernel.
+double attention_dropout(const LayerShape& x, const HardwareProfile& profile) {
+  if (!x.dropout || x.flash) return 0;
+  return profile.memory_time(5 * score_elements(x));
 }
 
 // The tensor-parallel collectives of one pass: two all-reduces, or two reduce-scatter + all-gather
@@ -171,12 +184,13 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
 
   times.forward.gemm = gemms;
   times.forward.attention = attention_forward(x, profile, layout);
-  times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile);
+  times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile) + attention_dropout(x, profile);
   times.forward.collective = layer_collectives(x, profile, layout);
 
   times.input_grad.gemm = gemms;
   times.input_grad.attention = attention_backward(x, profile, layout);
-  times.input_grad.memory = layer_memory_kernels(x, profile, true) + softmax_backward(x, profile);
+  times.input_grad.memory =
+      layer_memory_kernels(x, profile, true) + softmax_backward(x, profile) + attention_dropout(x, profile);
   times.input_grad.collective =
       layer_collectives(x, profile, layout) + sequence_parallel_backward_gathers(x, profile, layout);
   switch (layout.recompute) {
@@ -184,7 +198,7 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
       break;
     case Recompute::kSelective:
       // Korthikanti et al. 2022, section 5: only the attention core (scores, softmax, context).
-      times.input_grad.recompute = times.forward.attention + softmax_forward(x, profile);
+      times.input_grad.recompute = times.forward.attention + softmax_forward(x, profile) + attention_dropout(x, profile);
       break;
     case Recompute::kFull:
       times.input_grad.recompute = times.forward.total();

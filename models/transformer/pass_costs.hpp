@@ -18,7 +18,9 @@
 //   Memory-bound, bytes per pass: norms 4R in F (read, write) and 6R in I (read x and dY, write dX);
 //     the two residual adds 6R each in F and I; the activation function 4Tf/t (GELU) or 6Tf/t
 //     (SwiGLU) in F and 6Tf/t or 10Tf/t in I; rotary embeddings (models without learned positions)
-//     4T(h + kv)/t in each. Dropout is left out: current large models train without it.
+//     4T(h + kv)/t in each. Dropout, when the model has it (Architecture::dropout), adds its mask
+//     kernels: 1 byte per element after the attention output and the MLP, and the attention
+//     probabilities' own dropout kernel without flash attention.
 //   Collectives (t > 1), each on 2Th bytes: F all-reduces twice (after the attention output and
 //     the MLP out GEMMs), I twice (the conjugate f operators); with sequence parallelism each becomes
 //     a reduce-scatter plus an all-gather (Korthikanti et al. 2022, section 4.2.2).

@@ -37,6 +37,8 @@ struct TrainingLayout {
   // With the distributed optimizer: the parameter all-gather overlaps the next step's forwards
   // (Megatron's --overlap-param-gather, off by default as there) instead of ending the optimizer step.
   bool overlap_param_gather = false;
+  // --dropout: the hidden and attention dropout probability, over the model's own; < 0 keeps it.
+  double dropout = -1;
   // Bytes per device outside parameters, gradients, optimizer state and stashed activations: CUDA
   // context, cuBLAS and NCCL workspaces, allocator fragmentation. 2 GiB by default (see
   // kDefaultWorkspaceBytes).

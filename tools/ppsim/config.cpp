@@ -15,7 +15,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 35> kSettings = {{
+constexpr std::array<SettingInfo, 36> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -60,6 +60,7 @@ constexpr std::array<SettingInfo, 35> kSettings = {{
      "--no-overlap-grad-reduce)"},
     {"bucket-size", "--bucket-size", "N",
      "parameters per gradient bucket, Megatron's --ddp-bucket-size (default max(40M, 1M * d))"},
+    {"dropout", "--dropout", "P", "hidden and attention dropout probability, over the model's (0 Llama, 0.1 GPT)"},
     {"overlap-param-gather", "--overlap-param-gather", "",
      "with --distributed-optimizer: gather parameters during the next step's forwards (off by default)"},
     {"workspace", "--workspace", "B", "memory per device beyond parameters, optimizer and activations (default 2 GiB)"},
@@ -232,6 +233,11 @@ std::vector<int> layer_list_from_text(std::string_view text, const std::string& 
   return counts;
 }
 
+double dropout_from_number(double value, const std::string& source) {
+  if (value >= 1) fail(source, "must be a probability below 1, got 1");
+  return value;
+}
+
 bool bool_from_text(std::string_view text, const std::string& source) {
   if (text == "true") return true;
   if (text == "false") return false;
@@ -319,6 +325,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.layers_per_stage = layer_list_from_text(text, source);
   else if (key == "overlap-grad-reduce")
     scenario.layout.overlap_grad_reduce = bool_from_text(text, source);
+  else if (key == "dropout")
+    scenario.layout.dropout = dropout_from_number(fraction_from_text(text, source), source);
   else if (key == "bucket-size")
     scenario.layout.bucket_parameters = parse_count(text, source);
   else if (key == "overlap-param-gather")
@@ -381,6 +389,9 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
                      : key == "activation-bytes" ? scenario.activation_bytes
                                                  : scenario.static_bytes;
       target = list_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size or a list of sizes");
+    } else if (key == "dropout") {
+      if (!value.is_number()) fail(source, "must be a probability below 1, got " + json_excerpt(value));
+      scenario.layout.dropout = dropout_from_number(fraction_from_number(value.get<double>(), source), source);
     } else if (key == "weight-stash-fraction") {
       if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + json_excerpt(value));
       scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
@@ -472,6 +483,13 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["bucket-size"] = layout.bucket_parameters > 0 ? static_cast<double>(layout.bucket_parameters)
                                                       : default_bucket_parameters(layout.data_parallel);
     out["overlap-param-gather"] = layout.overlap_param_gather;
+    if (layout.dropout >= 0) {
+      out["dropout"] = layout.dropout;
+    } else if (scenario.resolved_model) {
+      out["dropout"] = scenario.resolved_model->dropout;
+    } else {
+      out["dropout"] = nullptr;  // the model's own
+    }
     out["workspace"] = layout.workspace_bytes;
     out["comm"] = comm_mode_name(scenario.comm);
     return out;

@@ -139,6 +139,7 @@ TransformerSetup transformer_setup(const Scenario& scenario) {
                          scenario.resolved_hardware ? *scenario.resolved_hardware : resolve_hardware(scenario)};
   setup.layout.pipeline = scenario.params.p;
   setup.layout.chunks = scenario.params.v;
+  if (scenario.layout.dropout >= 0) setup.arch.dropout = scenario.layout.dropout;  // --dropout over the model's
   return setup;
 }
 
