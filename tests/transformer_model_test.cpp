@@ -12,6 +12,7 @@
 #include "models/transformer/static_memory.hpp"
 #include "models/transformer/training_step.hpp"
 #include "models/transformer/transformer_cost_model.hpp"
+#include "support/ideal_machine.hpp"
 
 using Catch::Matchers::WithinRel;
 using ppsim::Architecture;
@@ -22,40 +23,12 @@ using ppsim::TrainingLayout;
 
 namespace {
 
-constexpr double kPeak = 1e15;       // FLOP/s
-constexpr double kHbm = 2e12;        // bytes/s
-constexpr double kNvlink = 4e11;     // bytes/s per direction
-constexpr double kInfiniband = 5e10;
-
-// Empty efficiency tables achieve the full peak; zero latencies leave only bytes over bandwidth.
-HardwareProfile ideal_machine() {
-  HardwareProfile p;
-  p.name = "ideal";
-  p.dense_peak_flops = {{"bf16", kPeak}};
-  p.memory_bandwidth = kHbm;
-  p.memory_capacity = std::int64_t{80} << 30;
-  p.devices_per_node = 8;
-  p.intra_node_bandwidth = kNvlink;
-  p.inter_node_bandwidth = kInfiniband;
-  return p;
-}
-
-// A plain GPT model (MHA, 4h GeLU MLP, LayerNorm, biases, learned positions, tied head).
-Architecture gpt(int layers = 8) {
-  return Architecture{.name = "gpt-test",
-                      .layers = layers,
-                      .hidden = 1024,
-                      .heads = 16,
-                      .kv_heads = 16,
-                      .ffn_hidden = 4096,
-                      .gated_mlp = false,
-                      .vocab = 32000,
-                      .tied_embeddings = true,
-                      .norm = Architecture::kLayerNorm,
-                      .linear_biases = true,
-                      .learned_positions = 2048,
-                      .source = "test"};
-}
+using ppsim::test::gpt;
+using ppsim::test::ideal_machine;
+using ppsim::test::kHbm;
+using ppsim::test::kInfiniband;
+using ppsim::test::kNvlink;
+using ppsim::test::kPeak;
 
 TrainingLayout layout(int t = 1, bool flash = false) {
   TrainingLayout l;

@@ -280,7 +280,7 @@ TEST_CASE("An output path in a missing directory is refused before measuring") {
              Contains("-o /nonexistent-ppsim-dir/profile.json: directory /nonexistent-ppsim-dir does not exist"));
 }
 
-TEST_CASE("--help and --version answer without asking any backend, so they never touch a GPU") {
+TEST_CASE("Asking for --help and --version answers without any backend, so they never touch a GPU") {
   const std::string flag = GENERATE("--help", "--version");
   const Run r = run({flag}, {untouchable("cuda"), untouchable("cpu")});
   CHECK(r.status == 0);
@@ -288,7 +288,7 @@ TEST_CASE("--help and --version answer without asking any backend, so they never
   CHECK(r.err.empty());
 }
 
-TEST_CASE("Without --backend the first available backend runs; asking for an unavailable one is refused") {
+TEST_CASE("Without --backend the first available backend runs, and an unavailable one is refused") {
   const std::vector<BackendEntry> backends = {fake_entry("cuda", "no CUDA device found"), fake_entry("cpu", "")};
   const Run fallback = run({"--quick"}, backends);
   INFO(fallback.err);
