@@ -258,3 +258,26 @@ TEST_CASE("a --dropout flag overrides the model's dropout, which the stash and t
   CHECK(refused.status == ppsim::kExitBadInput);
   CHECK(refused.err == "ppsim: error: --dropout: must be a probability below 1, got 1\n");
 }
+
+TEST_CASE("tensor-parallel overlap needs sequence parallelism and shortens the step", "[cli][transformer]") {
+  const std::vector<std::string> base = {"run", "--model", "llama3.1-70b", "-t", "8", "-p", "8", "--seq", "8192",
+                                         "--global-batch", "64", "--format", "json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return ppsim_cli(args);
+  };
+  const Run plain = with({"--sequence-parallel"});
+  const Run overlapped = with({"--sequence-parallel", "--tp-comm-overlap"});
+  REQUIRE(plain.status == ppsim::kExitOk);
+  REQUIRE(overlapped.status == ppsim::kExitOk);
+  const nlohmann::json a = nlohmann::json::parse(plain.out);
+  const nlohmann::json b = nlohmann::json::parse(overlapped.out);
+  CHECK(a["scenario"]["tp-comm-overlap"] == false);
+  CHECK(b["scenario"]["tp-comm-overlap"] == true);
+  CHECK(b["training"]["step_time"].get<double>() < a["training"]["step_time"].get<double>());
+  const Run refused = with({"--tp-comm-overlap"});
+  CHECK(refused.status == ppsim::kExitBadInput);
+  CHECK(refused.err == "ppsim: error: --tp-comm-overlap: needs --sequence-parallel with t > 1, whose all-gathers and "
+                       "reduce-scatters it overlaps\n");
+}

@@ -2,6 +2,7 @@
 // sequence-parallel scaling, layer placement, static memory of a hand-computed case, and the
 // training-step figures. An ideal machine (every efficiency 1, no latency) makes each time an exact
 // quotient of FLOPs or bytes, so the tests pin the accounting itself.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <vector>
@@ -116,6 +117,29 @@ TEST_CASE("Dropout adds its mask bytes after the attention output and the MLP, a
     CHECK_THAT((b.forward.memory - a.forward.memory) * kHbm, WithinRel(2 * tokens * 1024 + scores, 1e-9));
     CHECK_THAT((b.input_grad.memory - a.input_grad.memory) * kHbm, WithinRel(2 * tokens * 1024 + scores, 1e-9));
   }
+}
+
+TEST_CASE("With --tp-comm-overlap each sequence-parallel collective costs only what its GEMM does not hide") {
+  const Architecture arch = gpt();
+  TrainingLayout sp = layout(4, true);
+  sp.sequence_parallel = true;
+  TrainingLayout overlapped = sp;
+  overlapped.tp_comm_overlap = true;
+  HardwareProfile slow = ideal_machine();
+  slow.intra_node_bandwidth = 1e10;  // 10 GB/s: some collectives outlast their GEMMs
+  const double tokens = 2048.0 * 2;
+  const double collective = 3 * (tokens * 1024 * 2 / 4) / 1e10;  // 3 ring steps of a quarter of 2Th bytes
+  const double linears[] = {2 * tokens * 1024 * (3 * 1024 / 4.0) / kPeak, 2 * tokens * (1024 / 4.0) * 1024 / kPeak,
+                            2 * tokens * 1024 * (4096 / 4.0) / kPeak, 2 * tokens * (4096 / 4.0) * 1024 / kPeak};
+  double exposed = 0;
+  for (const double linear : linears) exposed += std::max(0.0, collective - linear);
+  REQUIRE(exposed > 0);
+  const PassTimes a = ppsim::layer_pass_times(arch, sp, slow);
+  const PassTimes b = ppsim::layer_pass_times(arch, overlapped, slow);
+  CHECK_THAT(a.forward.collective, WithinRel(4 * collective, 1e-12));
+  CHECK_THAT(b.forward.collective, WithinRel(exposed, 1e-12));
+  // I overlaps the same four pairs; its extra backward all-gathers are counted apart.
+  CHECK_THAT(a.input_grad.collective - b.input_grad.collective, WithinRel(4 * collective - exposed, 1e-12));
 }
 
 TEST_CASE("Sequence parallelism's backward all-gathers cost what their input-gradient GEMMs do not hide") {

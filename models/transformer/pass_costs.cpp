@@ -109,6 +109,21 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
   const double bytes = x.tokens * x.hidden * kActivationBytes;
   const bool inter = tensor_parallel_crosses_nodes(profile, layout);
   const int t = layout.tensor_parallel;
+  if (x.sequence_parallel && layout.tp_comm_overlap) {
+    // Transformer Engine's userbuffers (--tp-comm-overlap): each all-gather and reduce-scatter is
+    // split into chunks pipelined with the GEMM it feeds or drains (transformer_engine/pytorch/
+    // module/base.py, initialize_ub; the AG before QKV and MLP-in, the RS after the attention output
+    // and MLP-out), so only what that GEMM does not cover is paid. The same pairs serve I, transposed.
+    const double collective = ring_collective_time(profile, bytes, t, 1, inter);
+    const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
+    const double linears[] = {gemm(profile, layout, x.tokens, x.hidden, (x.hidden + 2 * x.kv) / x.t),
+                              gemm(profile, layout, x.tokens, x.hidden / x.t, x.hidden),
+                              gemm(profile, layout, x.tokens, x.hidden, mlp_in_width / x.t),
+                              gemm(profile, layout, x.tokens, x.ffn / x.t, x.hidden)};
+    double exposed = 0;
+    for (const double linear : linears) exposed += std::max(0.0, collective - linear);
+    return exposed;
+  }
   if (x.sequence_parallel) return 2 * 2 * ring_collective_time(profile, bytes, t, 1, inter);
   return 2 * ring_collective_time(profile, bytes, t, 2, inter);
 }

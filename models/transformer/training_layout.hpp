@@ -37,6 +37,9 @@ struct TrainingLayout {
   // With the distributed optimizer: the parameter all-gather overlaps the next step's forwards
   // (Megatron's --overlap-param-gather, off by default as there) instead of ending the optimizer step.
   bool overlap_param_gather = false;
+  // Tensor-parallel collectives split and overlapped with their GEMMs (Megatron's --tp-comm-overlap,
+  // Transformer Engine's userbuffers); needs sequence parallelism, off by default as in Megatron.
+  bool tp_comm_overlap = false;
   // --dropout: the hidden and attention dropout probability, over the model's own; < 0 keeps it.
   double dropout = -1;
   // Bytes per device outside parameters, gradients, optimizer state and stashed activations: CUDA

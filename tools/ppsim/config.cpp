@@ -15,7 +15,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 36> kSettings = {{
+constexpr std::array<SettingInfo, 37> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -60,6 +60,8 @@ constexpr std::array<SettingInfo, 36> kSettings = {{
      "--no-overlap-grad-reduce)"},
     {"bucket-size", "--bucket-size", "N",
      "parameters per gradient bucket, Megatron's --ddp-bucket-size (default max(40M, 1M * d))"},
+    {"tp-comm-overlap", "--tp-comm-overlap", "",
+     "overlap the tensor-parallel collectives with their GEMMs (needs --sequence-parallel; off by default)"},
     {"dropout", "--dropout", "P", "hidden and attention dropout probability, over the model's (0 Llama, 0.1 GPT)"},
     {"overlap-param-gather", "--overlap-param-gather", "",
      "with --distributed-optimizer: gather parameters during the next step's forwards (off by default)"},
@@ -325,6 +327,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.layers_per_stage = layer_list_from_text(text, source);
   else if (key == "overlap-grad-reduce")
     scenario.layout.overlap_grad_reduce = bool_from_text(text, source);
+  else if (key == "tp-comm-overlap")
+    scenario.layout.tp_comm_overlap = bool_from_text(text, source);
   else if (key == "dropout")
     scenario.layout.dropout = dropout_from_number(fraction_from_text(text, source), source);
   else if (key == "bucket-size")
@@ -396,7 +400,8 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + json_excerpt(value));
       scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
     } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
-               key == "distributed-optimizer" || key == "overlap-grad-reduce" || key == "overlap-param-gather") {
+               key == "distributed-optimizer" || key == "overlap-grad-reduce" || key == "overlap-param-gather" ||
+               key == "tp-comm-overlap") {
       if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
       apply_setting_text(key, value.get<bool>() ? "true" : "false", source, scenario);
     } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
@@ -483,6 +488,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["bucket-size"] = layout.bucket_parameters > 0 ? static_cast<double>(layout.bucket_parameters)
                                                       : default_bucket_parameters(layout.data_parallel);
     out["overlap-param-gather"] = layout.overlap_param_gather;
+    out["tp-comm-overlap"] = layout.tp_comm_overlap;
     if (layout.dropout >= 0) {
       out["dropout"] = layout.dropout;
     } else if (scenario.resolved_model) {

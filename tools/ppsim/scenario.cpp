@@ -25,7 +25,7 @@ bool is_model_setting(std::string_view key) {
   for (std::string_view model_key : {"hardware", "seq", "micro-batch", "global-batch", "t", "d", "sequence-parallel",
                                      "recompute", "flash-attention", "distributed-optimizer", "precision",
                                      "layers-per-stage", "overlap-grad-reduce", "bucket-size", "overlap-param-gather",
-                                     "dropout", "workspace"}) {
+                                     "tp-comm-overlap", "dropout", "workspace"}) {
     if (key == model_key) return true;
   }
   return false;

@@ -100,6 +100,11 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     refuse_t("t=" + std::to_string(t) + " does not divide the FFN width " + std::to_string(arch.ffn_hidden) + " of " +
              arch.name);
   }
+  if (layout.tp_comm_overlap && !(layout.sequence_parallel && layout.tensor_parallel > 1)) {
+    // Megatron asserts the same (arguments.py): the overlapped collectives are sequence parallelism's.
+    throw InputError(scenario.source_of("tp-comm-overlap") + ": needs --sequence-parallel with t > 1, whose "
+                                                            "all-gathers and reduce-scatters it overlaps");
+  }
   if (layout.overlap_param_gather && !layout.distributed_optimizer) {
     // Megatron asserts the same (arguments.py): only the distributed optimizer gathers parameters.
     throw InputError(scenario.source_of("overlap-param-gather") + ": needs --distributed-optimizer, whose "
