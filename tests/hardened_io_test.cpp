@@ -150,6 +150,15 @@ TEST_CASE("an output path that is a symlink replaces its target and keeps the li
   CHECK(read_whole(dir.path / "real.csv") == "0F0,0F1,0B0,0F2,0B1,0B2\r\n1F0,1B0,1F1,1B1,1F2,1B2\r\n");
 }
 
+TEST_CASE("an output path that is a dangling symlink creates its target and keeps the link", "[cli][regression]") {
+  const TempDir dir("dangling");
+  fs::create_symlink("made.csv", dir.path / "link.csv");
+  const CliRun run = cli({"export", "-s", "gpipe", "-p", "2", "-m", "2", "-o", dir.file("link.csv")});
+  CHECK(run.status == ppsim::kExitOk);
+  CHECK(fs::is_symlink(dir.path / "link.csv"));
+  CHECK(read_whole(dir.path / "made.csv") == "0F0,0F1,0B0,0B1\r\n1F0,1F1,1B0,1B1\r\n");
+}
+
 TEST_CASE("temporary output names are unique: a leftover of the old fixed name does not block a write",
           "[cli][regression]") {
   const TempDir dir("unique-tmp");

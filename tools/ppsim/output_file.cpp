@@ -32,12 +32,18 @@ struct Plan {
 
 std::string reason(int error) { return std::strerror(error); }
 
-// Follows symlinks (a dangling one names the file to create); the path as given when nothing to follow.
+// Follows symlinks, a dangling one too (its target is the file to create), up to 40 links as the
+// kernel does; the path as given when it is not a link.
 std::string resolved(const std::string& path) {
+  std::filesystem::path current(path);
   std::error_code error;
-  if (!std::filesystem::is_symlink(std::filesystem::symlink_status(path, error))) return path;
-  const auto target = std::filesystem::weakly_canonical(path, error);
-  return error ? path : target.string();
+  for (int links = 0; links < 40 && std::filesystem::is_symlink(std::filesystem::symlink_status(current, error));
+       ++links) {
+    const std::filesystem::path target = std::filesystem::read_symlink(current, error);
+    if (error) break;
+    current = target.is_absolute() ? target : current.parent_path() / target;
+  }
+  return current.string();
 }
 
 bool write_all(int fd, const std::string& text) {
