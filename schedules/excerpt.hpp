@@ -12,6 +12,10 @@ namespace ppsim {
 // Echoed input is cut to this many characters, with an ellipsis.
 inline constexpr std::size_t kMaxEchoedChars = 80;
 
+// The first `max_chars` bytes of `text`, "..." when there were more; control characters as \xNN,
+// and bytes outside ASCII too unless `keep_non_ascii` (a whole message may hold "µs").
+std::string printable(std::string_view text, std::size_t max_chars, bool keep_non_ascii);
+
 // `text` for a message: control characters and bytes outside printable ASCII as \xNN, cut to
 // kMaxEchoedChars characters and "..." when longer.
 std::string excerpt(std::string_view text);

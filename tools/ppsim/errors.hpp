@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "schedules/excerpt.hpp"
+
 namespace ppsim {
 
 inline constexpr int kExitOk = 0;
@@ -32,21 +34,6 @@ class ScheduleError : public std::runtime_error {
 // as \xNN and anything past kMaxErrorChars is cut with an ellipsis. The last guard: the messages
 // themselves already cut what they echo.
 inline constexpr std::size_t kMaxErrorChars = 400;
-inline std::string one_line(std::string_view message) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string line;
-  for (const char c : message.substr(0, kMaxErrorChars)) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte != 0x7f) {
-      line += c;
-    } else {
-      line += "\\x";
-      line += kHex[byte >> 4];
-      line += kHex[byte & 0xf];
-    }
-  }
-  if (message.size() > kMaxErrorChars) line += "...";
-  return line;
-}
+inline std::string one_line(std::string_view message) { return printable(message, kMaxErrorChars, true); }
 
 }  // namespace ppsim
