@@ -106,6 +106,12 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   done_.assign(slots, 0);
   std::fill_n(forward_input_.begin(), index(m_), 0.0);      // stage 0 reads the batch
   std::fill_n(backward_input_.end() - m_, index(m_), 0.0);  // the last stage owns the loss
+  const bool paired = options.comm == CommMode::kPaired;
+  forward_posted_.assign(paired ? slots : 0, kUnknown);
+  backward_posted_.assign(paired ? slots : 0, kUnknown);
+  forward_waiting_.assign(paired ? slots : 0, -1);
+  backward_waiting_.assign(paired ? slots : 0, -1);
+  waiting_since_.assign(paired ? 2 * slots : 0, 0.0);
 
   devices_.assign(index(p), DeviceState{});
   figures_.assign(index(p), DeviceFigures{});
@@ -305,7 +311,7 @@ void Engine::record_message(const Link& link, const Action& from, double enqueue
   timeline_.messages.push_back({link.src, link.dst, from, enqueued, start, end, arrival, bytes});
 }
 
-inline int Engine::complete(const Action& action, double time, int device, double& released) {
+inline int Engine::complete(const Action& action, double time, int device, double& released, int& deferred) {
   const StageInfo& stage = stages_[index(action.stage)];
   const std::size_t k = slot(action);
   MemoryTracker& memory = memory_[index(device)];
@@ -350,11 +356,24 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
   if (options_.record_timeline && action.op != Op::kForward) record_memory(device, time);
 
   double arrival = time;
+  if (link >= 0 && options_.comm == CommMode::kPaired) [[unlikely]] {
+    const bool forward = action.op == Op::kForward;
+    const std::size_t to = forward ? k + index(m_) : k - index(m_);
+    if ((forward ? forward_posted_ : backward_posted_)[to] == kUnknown) {
+      // The receiver has not reached the op that consumes this yet: the send waits for it.
+      // The sender and its op, for the message record: device * 4 + op.
+      (forward ? forward_waiting_ : backward_waiting_)[to] = device * 4 + static_cast<std::int32_t>(op_index(action.op));
+      waiting_since_[forward ? to : forward_posted_.size() + to] = time;
+      ++deferred;
+      return -1;
+    }
+  }
   if (link >= 0) {
     Link& target = links_[index(link)];
     const Link::Departure departure = target.send(time, bytes, send_time);
-    released = std::max(released, departure.end);
     arrival = departure.end + target.latency;
+    // Blocking holds the stream until the message has left; paired until it has arrived.
+    released = std::max(released, options_.comm == CommMode::kPaired ? arrival : departure.end);
     if (options_.record_timeline) record_message(target, action, time, departure.start, departure.end, arrival, bytes);
   }
   if (consumer_slot != nullptr) *consumer_slot = arrival;
@@ -364,24 +383,90 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
 inline void Engine::finish_op(double time, int device) {
   DeviceState& state = devices_[index(device)];
   const Action& action = state.actions[state.pc];
-  double released = time;  // when the stream is free again in blocking mode
-  const int consumer = complete(action, time, device, released);
+  double released = time;  // when the stream is free again in blocking and paired modes
+  int deferred = 0;
+  const int consumer = complete(action, time, device, released, deferred);
   int partner_consumer = -1;
   std::size_t advance = 1;
   if (action.fused_with_next) [[unlikely]] {
-    partner_consumer = complete(state.actions[state.pc + 1], time, device, released);
+    partner_consumer = complete(state.actions[state.pc + 1], time, device, released, deferred);
     advance = 2;
   }
   state.pc += advance;
   state.running = false;
-  state.free_at = options_.comm == CommMode::kBlocking ? released : time;
+  state.free_at = options_.comm == CommMode::kOverlap ? time : released;
+  if (options_.comm == CommMode::kPaired) [[unlikely]] {
+    state.held = deferred;
+    state.running = deferred > 0;  // held in its send until the receivers post
+    if (state.pc < state.size) post_receives(device, time);
+  }
   if (consumer >= 0 && consumer != device) try_start(consumer);
   if (partner_consumer >= 0 && partner_consumer != device) try_start(partner_consumer);
   try_start(device);
 }
 
+void Engine::launch_waiting(std::vector<double>& posted, std::vector<std::int32_t>& waiting, std::size_t k,
+                            double time, bool forward) {
+  if (posted[k] != kUnknown) return;  // posted before, by a look-ahead
+  posted[k] = time;
+  if (waiting[k] < 0) return;
+  const int sender = waiting[k] / 4;
+  const auto sender_op = static_cast<Op>(waiting[k] % 4);
+  waiting[k] = -1;
+  // The producer of this input: F of the stage before, or the backward of the stage after.
+  const std::size_t from = forward ? k - index(m_) : k + index(m_);
+  const StageInfo& stage = stages_[from / index(m_)];
+  Link& target = links_[index(forward ? stage.forward_link : stage.backward_link)];
+  const std::int64_t bytes = forward ? stage.forward_bytes : stage.backward_bytes;
+  const Link::Departure departure = target.send(time, bytes, forward ? stage.forward_send_time : stage.backward_send_time);
+  const double arrival = departure.end + target.latency;
+  (forward ? forward_input_ : backward_input_)[k] = arrival;
+  if (options_.record_timeline) {
+    const Action producer{static_cast<int>(from / index(m_)), sender_op, static_cast<int>(from % index(m_))};
+    record_message(target, producer, waiting_since_[forward ? k : posted.size() + k], departure.start, departure.end,
+                   arrival, bytes);
+  }
+  DeviceState& held = devices_[index(sender)];
+  held.free_at = std::max(held.free_at, arrival);
+  if (--held.held == 0) {
+    held.running = false;
+    try_start(sender);
+  }
+}
+
+void Engine::post_receives(int device, double time) {
+  const DeviceState& state = devices_[index(device)];
+  auto post = [&](std::size_t i) {
+    const Action& action = state.actions[i];
+    const std::size_t k = slot(action);
+    if (action.op == Op::kForward) {
+      if (action.stage > 0) launch_waiting(forward_posted_, forward_waiting_, k, time, true);
+    } else if (action.op != Op::kBackwardWeight) {
+      if (action.stage + 1 < static_cast<int>(stages_.size()))
+        launch_waiting(backward_posted_, backward_waiting_, k, time, false);
+    }
+  };
+  std::size_t last = state.pc;
+  post(last);
+  if (state.actions[last].fused_with_next) post(++last);
+  if (program_->num_stages() > program_->num_devices) {
+    // Interleaved: Megatron's combined send_forward_backward_recv_forward_backward (schedules.py,
+    // forward_backward_pipelining_with_interleaving without overlap_p2p_comm) posts the receives of
+    // the next forward and the next backward together: look ahead to the next op of the other kind.
+    const bool forward = state.actions[state.pc].op == Op::kForward;
+    std::size_t other = last + 1;
+    while (other < state.size && (state.actions[other].op == Op::kForward) == forward) ++other;
+    if (other < state.size) post(other);
+  }
+}
+
 SimulationOutcome Engine::run(const Program& program, const CostModel& costs, const EngineOptions& options) {
   prepare(program, costs, options);
+  if (options.comm == CommMode::kPaired) {
+    for (int d = 0; d < program.num_devices; ++d) {
+      if (devices_[index(d)].size > 0) post_receives(d, 0.0);
+    }
+  }
   for (int d = 0; d < program.num_devices; ++d) try_start(d);
   while (!events_.empty()) {
     const auto event = events_.pop();
@@ -456,6 +541,27 @@ Deadlock Engine::describe_deadlock() const {
   for (int d = 0; d < program.num_devices; ++d) {
     const DeviceState& state = devices_[index(d)];
     const auto& list = program.actions[index(d)];
+    if (state.held > 0) {
+      // Paired communication: held in a send whose receiver has not reached the op that takes it.
+      std::string waits;
+      for (std::size_t k = 0; k < forward_waiting_.size(); ++k) {
+        for (const bool forward : {true, false}) {
+          const std::int32_t sender = (forward ? forward_waiting_ : backward_waiting_)[k];
+          if (sender < 0 || sender / 4 != d) continue;
+          const int stage = static_cast<int>(k / index(m_));
+          const int microbatch = static_cast<int>(k % index(m_));
+          const std::string what = forward ? to_string({stage, Op::kForward, microbatch}) + "'s input"
+                                           : "the gradient of stage " + std::to_string(stage) + ", micro-batch " +
+                                                 std::to_string(microbatch);
+          waits += (waits.empty() ? "" : " and ") + std::string("device ") +
+                   std::to_string(program.stage_device[index(stage)]) + " to post the receive of " + what +
+                   " (paired sends block)";
+        }
+      }
+      const std::size_t step = std::min(state.pc, list.size() - 1);
+      deadlock.devices.push_back({d, state.pc, list[step], std::move(waits)});
+      continue;
+    }
     if (state.pc >= list.size()) continue;
     std::size_t step = state.pc;
     // Of an overlapped pair, name the half that is still waiting.

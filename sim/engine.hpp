@@ -18,6 +18,13 @@ namespace ppsim {
 enum class CommMode : std::uint8_t {
   kOverlap,   // the compute stream is free while a message moves
   kBlocking,  // the sender's compute stream waits until its message has left the link
+  // Megatron-LM's default for schedules without interleaving (p2p_communication.py,
+  // P2PCommunicator._communicate with batch_p2p_comm and wait_on_reqs): a device issues its send
+  // together with the receive its next op needs, as one batch, and waits for the whole batch. A
+  // message moves only once its receiver has posted the matching receive, which it does when it has
+  // finished the op before the one that consumes the message; the sender's stream is held until the
+  // message has arrived.
+  kPaired,
 };
 
 struct EngineOptions {
@@ -66,6 +73,7 @@ class Engine {
     std::size_t next_mark_pc = kNoMark;        // marks[next_mark], cached: one comparison per op
     std::array<std::size_t, 3> phase_first{};  // inclusive; a phase that is empty has first > size
     std::array<std::size_t, 3> phase_last{};
+    int held = 0;  // kPaired: sent messages whose receiver has not posted its receive yet
   };
 
   void prepare(const Program& program, const CostModel& costs, const EngineOptions& options);
@@ -82,7 +90,14 @@ class Engine {
   double ready_time(const Action& action) const;
   // Applies one finished action: memory, done flags and its output message. Returns the device to
   // wake for that output (-1 for none) and raises `released` to when its message has left the link.
-  [[gnu::always_inline]] inline int complete(const Action& action, double time, int device, double& released);
+  // `deferred` counts a paired message that must wait for its receiver (no device to wake then).
+  [[gnu::always_inline]] inline int complete(const Action& action, double time, int device, double& released,
+                                             int& deferred);
+  // kPaired: `device` has reached the action at its pc and posts the receives of its inputs (and of
+  // its overlapped partner's), releasing the senders that were waiting for them.
+  [[gnu::noinline]] void post_receives(int device, double time);
+  void launch_waiting(std::vector<double>& posted, std::vector<std::int32_t>& waiting, std::size_t k, double time,
+                      bool forward);
   // Timeline recording stays out of line so the event loop's functions stay small without it.
   [[gnu::noinline]] void record_span(int device, const Action& action, const Action* partner, double start, double end);
   [[gnu::noinline]] void record_memory(int device, double time);
@@ -123,6 +138,13 @@ class Engine {
   std::vector<double> forward_input_;   // activation from stage - 1 (0 for stage 0)
   std::vector<double> backward_input_;  // gradient from stage + 1 (0 for the last stage)
   std::vector<std::uint8_t> done_;
+  // kPaired only (empty otherwise), per (stage, micro-batch) input: when its receiver posted the
+  // receive (+inf: not yet), the device of a sender waiting for that and since when.
+  std::vector<double> forward_posted_;
+  std::vector<double> backward_posted_;
+  std::vector<std::int32_t> forward_waiting_;
+  std::vector<std::int32_t> backward_waiting_;
+  std::vector<double> waiting_since_;  // indexed by slot for forward inputs, slots + slot for backward
   EventQueue events_;
   Timeline timeline_;
 };

@@ -200,7 +200,7 @@ TEST_CASE("bad input exits 2 with one line naming the flag, and prints nothing o
        "ppsim: error: --static-bytes: has 3 values; give 1 or one per device (4 for p=4, v=1)"},
       {{"run", "--weight-stash-fraction", "1.5"},
        "ppsim: error: --weight-stash-fraction: must be a fraction between 0 and 1, got 1.5"},
-      {{"run", "--comm", "sometimes"}, "ppsim: error: --comm: must be overlap or blocking, got 'sometimes'"},
+      {{"run", "--comm", "sometimes"}, "ppsim: error: --comm: must be overlap, blocking or paired, got 'sometimes'"},
       {{"run", "--format", "xml"}, "ppsim: error: --format: must be table, json or csv, got 'xml'"},
       {{"run", "-c", "/nonexistent/ppsim.json"}, "ppsim: error: /nonexistent/ppsim.json: cannot read the config file"},
       {{"run", "--frobnicate"}, "ppsim: error: The following argument was not expected: --frobnicate"},

@@ -281,3 +281,39 @@ TEST_CASE("tensor-parallel overlap needs sequence parallelism and shortens the s
   CHECK(refused.err == "ppsim: error: --tp-comm-overlap: needs --sequence-parallel with t > 1, whose all-gathers and "
                        "reduce-scatters it overlaps\n");
 }
+
+TEST_CASE("pipeline sends default to Megatron's: paired for 1f1b, asynchronous for interleaved-1f1b", "[cli][transformer]") {
+  auto with = [](const char* schedule, std::vector<std::string> extra) {
+    std::vector<std::string> args{"run", "--model", "llama3.1-8b", "-s", schedule, "-p", "4", "-m", "8", "--format",
+                                  "json"};
+    if (std::string_view(schedule) == "interleaved-1f1b") args.insert(args.end(), {"-v", "2"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return ppsim_cli(args);
+  };
+  const Run megatron_1f1b = with("1f1b", {});
+  const Run overlapped_1f1b = with("1f1b", {"--overlap-p2p-comm"});
+  const Run interleaved = with("interleaved-1f1b", {});
+  const Run paired_interleaved = with("interleaved-1f1b", {"--no-overlap-p2p-comm"});
+  for (const Run* run : {&megatron_1f1b, &overlapped_1f1b, &interleaved, &paired_interleaved}) {
+    REQUIRE(run->status == ppsim::kExitOk);
+  }
+  const nlohmann::json a = nlohmann::json::parse(megatron_1f1b.out);
+  const nlohmann::json b = nlohmann::json::parse(overlapped_1f1b.out);
+  CHECK(a["scenario"]["comm"] == "paired");
+  CHECK(a["scenario"]["overlap-p2p-comm"] == nullptr);
+  CHECK(b["scenario"]["comm"] == "overlap");
+  CHECK(b["scenario"]["overlap-p2p-comm"] == true);
+  // Blocking sends can only lengthen the step.
+  CHECK(a["training"]["step_time"].get<double>() > b["training"]["step_time"].get<double>());
+  CHECK(nlohmann::json::parse(interleaved.out)["scenario"]["comm"] == "overlap");
+  CHECK(nlohmann::json::parse(paired_interleaved.out)["scenario"]["comm"] == "paired");
+  // An explicit --comm wins, and cannot be combined with --overlap-p2p-comm.
+  CHECK(nlohmann::json::parse(with("1f1b", {"--comm", "overlap"}).out)["scenario"]["comm"] == "overlap");
+  const Run both = with("1f1b", {"--comm", "overlap", "--overlap-p2p-comm"});
+  CHECK(both.status == ppsim::kExitBadInput);
+  CHECK(both.err == "ppsim: error: --overlap-p2p-comm: cannot be combined with --comm, which already says how pipeline "
+                    "messages are sent\n");
+  // Without --model the default stays overlap, as before.
+  const Run plain = ppsim_cli({"run", "-s", "1f1b", "--format", "json"});
+  CHECK(nlohmann::json::parse(plain.out)["scenario"]["comm"] == "overlap");
+}

@@ -80,7 +80,7 @@ TEST_CASE("a config error names the file and the JSON path", "[config][errors]")
       {R"({"schedule": 3})", "cfg.json: $.schedule: must be a schedule name or a non-empty list of names, got number 3"},
       {R"({"schedule": ["gpipe", 3]})", "cfg.json: $.schedule[1]: must be a schedule name (a string)"},
       {R"({"timeline": 1})", "cfg.json: $.timeline: must be true or false, got number 1"},
-      {R"({"comm": "eventually"})", "cfg.json: $.comm: must be overlap or blocking, got 'eventually'"},
+      {R"({"comm": "eventually"})", "cfg.json: $.comm: must be overlap, blocking or paired, got 'eventually'"},
       {R"({"weight-stash-fraction": "half"})",
        "cfg.json: $.weight-stash-fraction: must be a number between 0 and 1, got string \"half\""},
   }));

@@ -50,6 +50,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -252,6 +254,102 @@ TEST_CASE("In blocking mode no device starts its next op before its previous op'
   }
   CHECK(checked > 0);
   CHECK(blocking.makespan >= overlap.makespan);
+}
+
+TEST_CASE("In paired mode a 1F1B send waits for its receiver to finish the op before the one that takes it") {
+  // p=2, m=2 1F1B, F=1, B=2, L=0.5, free bandwidth. Device 0 runs F0 F1 B0 B1, device 1 F0 B0 F1 B1.
+  // overlap (formula above): makespan 9 + 2L = 10.
+  // paired: device 0 F0 [0,1], sent at once (device 1 posted the receive at 0), arrives 1.5: held
+  //         until then. F1 [1.5,2.5]: device 1 posts F1's receive only after its B0, so the send
+  //         waits. Device 1 F0 [1.5,2.5], B0 [2.5,4.5]; its gradient goes at once (device 0 posted
+  //         B0's receive when its F1 ended at 2.5), arrives 5; at 4.5 device 1 posts F1's receive:
+  //         device 0's activation leaves, arrives 5. Device 1 (held to 5) F1 [5,6], B1 [6,8];
+  //         device 0 B0 [5,7] posts B1's receive at 7; the gradient leaves at 8, arrives 8.5;
+  //         B1 [8.5,10.5]: makespan 10.5.
+  const ppsim::Program program = build("1f1b", 2, 2);
+  const ppsim::UniformCostModel costs = link_costs(0.5);
+  CHECK(ppsim::run_checked(program, costs, CommMode::kOverlap).makespan == 10);
+  CHECK(ppsim::run_checked(program, costs, CommMode::kBlocking).makespan == 10);  // messages leave at once
+  const ppsim::Result paired = ppsim::run_checked(program, costs, CommMode::kPaired);
+  CHECK(paired.makespan == 10.5);
+  CHECK(forward_starts(paired, 0, 2)[1] == 1.5);
+  CHECK(forward_starts(paired, 1, 2)[1] == 5);
+  // The message of device 0's F1 was ready at 2.5 and left at 4.5, when device 1 posted.
+  bool found = false;
+  for (const ppsim::MessageSpan& message : paired.timeline->messages) {
+    if (message.src == 0 && message.from == ppsim::Action{0, Op::kForward, 1}) {
+      CHECK(message.enqueued == 2.5);
+      CHECK(message.depart_start == 4.5);
+      CHECK(message.arrival == 5);
+      found = true;
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("In paired mode GPipe without latency runs as in blocking mode, and latency holds the sender too") {
+  // p=2, m=2 GPipe, F=1, B=2, T=3 (the blocking case above, makespan 21): every receiver is
+  // waiting when GPipe's messages are ready, so pairing adds nothing while L=0. With L=1 each of the
+  // four sends also holds its sender for the latency, which blocking mode does not.
+  const ppsim::Program program = build("gpipe", 2, 2);
+  CHECK(ppsim::run_checked(program, link_costs(0, 3), CommMode::kPaired).makespan == 21);
+  const double blocking = ppsim::run_checked(program, link_costs(1, 3), CommMode::kBlocking).makespan;
+  const double paired = ppsim::run_checked(program, link_costs(1, 3), CommMode::kPaired).makespan;
+  CHECK(paired > blocking);
+}
+
+TEST_CASE("In paired mode every message leaves after its receiver's previous op and before its sender goes on") {
+  const char* name = GENERATE("gpipe", "1f1b", "zb-h1");
+  const int p = GENERATE(2, 3, 5);
+  const int m = GENERATE(1, 4, 9);
+  const double transfer = GENERATE(0.0, 0.5, 2.5);
+  const double latency = GENERATE(0.0, 1.0);
+  if (std::string_view(name) == "zb-h1" && m < p) return;  // its constraint
+  INFO(name << " p=" << p << " m=" << m << " T=" << transfer << " L=" << latency);
+  const ppsim::Program program = ppsim::find_schedule(name)->build({p, m, 1});
+  const ppsim::UniformCostModel costs = link_costs(latency, transfer);
+  const ppsim::Result paired = ppsim::run_checked(program, costs, CommMode::kPaired);
+  const ppsim::Result blocking = ppsim::run_checked(program, costs, CommMode::kBlocking);
+  CHECK(paired.makespan >= blocking.makespan);
+  CHECK(paired.total_busy == blocking.total_busy);
+  auto span_of = [&](int device, const ppsim::Action& action) -> const ppsim::Span* {
+    for (const ppsim::Span& span : paired.timeline->spans) {
+      if (span.device == device && span.action == action) return &span;
+    }
+    return nullptr;
+  };
+  std::size_t checked = 0;
+  for (const ppsim::MessageSpan& message : paired.timeline->messages) {
+    // The consumer: the next stage's forward, or the previous stage's backward of the same micro-batch.
+    const auto& receiver = program.actions[static_cast<std::size_t>(message.dst)];
+    const auto& sender = program.actions[static_cast<std::size_t>(message.src)];
+    const bool forward = message.from.op == Op::kForward;
+    const int stage = message.from.stage + (forward ? 1 : -1);
+    for (std::size_t k = 0; k < receiver.size(); ++k) {
+      const ppsim::Action& consumer = receiver[k];
+      if (consumer.stage != stage || consumer.microbatch != message.from.microbatch) continue;
+      if ((consumer.op == Op::kForward) != forward || consumer.op == Op::kBackwardWeight) continue;
+      if (k > 0) CHECK(message.depart_start >= span_of(message.dst, receiver[k - 1])->end);
+      ++checked;
+    }
+    for (std::size_t k = 0; k + 1 < sender.size(); ++k) {
+      if (sender[k] == message.from) CHECK(span_of(message.src, sender[k + 1])->start >= message.arrival);
+    }
+  }
+  CHECK(checked == paired.timeline->messages.size());
+}
+
+TEST_CASE("A schedule whose paired sends wait on each other deadlocks and names the receive each device waits for") {
+  // ZB-H2 runs extra warmup forwards that its neighbour does not receive in time: with blocking
+  // paired sends every device ends up held in a send to a device that is itself held.
+  const ppsim::Program program = ppsim::find_schedule("zb-h2")->build({4, 8, 1});
+  ppsim::Engine engine;
+  const ppsim::SimulationOutcome outcome = engine.run(program, link_costs(0.1), {CommMode::kPaired});
+  REQUIRE(outcome.deadlock);
+  const std::string summary = outcome.deadlock->summary();
+  CHECK_THAT(summary, Catch::Matchers::Contains("to post the receive of"));
+  CHECK_THAT(summary, Catch::Matchers::Contains("(paired sends block)"));
+  CHECK(engine.run(program, link_costs(0.1), {CommMode::kOverlap}).result);
 }
 
 TEST_CASE("Each adjacent device pair carries m messages each way, and comm_ratio is link time over compute time") {

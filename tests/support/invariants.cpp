@@ -253,13 +253,45 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
                            ", not left + latency = ", message.depart_end + h.latency);
     }
   }
+  // When a message may leave: once sent, and in paired mode once its receiver has posted the
+  // receive, at the end of its op before the consumer (before an overlapped pair, the op before it).
+  std::map<std::pair<int, std::size_t>, double> posted_at;  // (device, position) -> end of the op before
+  if (comm == CommMode::kPaired) {
+    for (int d = 0; d < p; ++d) {
+      const auto& list = program.actions[index(d)];
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        std::size_t before = k;
+        while (before > 0 && list[before - 1].fused_with_next) --before;  // the pair's first half
+        if (before == 0) {
+          posted_at[{d, k}] = 0;
+        } else if (const Span* previous = span_at(list[before - 1].stage, list[before - 1].op, list[before - 1].microbatch)) {
+          posted_at[{d, k}] = previous->end;
+        }
+      }
+    }
+  }
+  const auto may_leave = [&](const MessageSpan& message) {
+    if (comm != CommMode::kPaired) return message.enqueued;
+    const bool gradient = message.from.op != Op::kForward;
+    const int stage = message.from.stage + (gradient ? -1 : 1);
+    const auto& list = program.actions[index(message.dst)];
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const Action& a = list[k];
+      if (a.stage == stage && a.microbatch == message.from.microbatch && (a.op == Op::kForward) != gradient &&
+          a.op != Op::kBackwardWeight) {
+        return std::max(message.enqueued, posted_at[{message.dst, k}]);
+      }
+    }
+    return message.enqueued;
+  };
   // Each direction of a link serves first come first served and never idles while a message waits.
   for (auto& [link, messages] : by_link) {
-    std::stable_sort(messages.begin(), messages.end(),
-                     [](const MessageSpan* a, const MessageSpan* b) { return a->enqueued < b->enqueued; });
+    std::stable_sort(messages.begin(), messages.end(), [&](const MessageSpan* a, const MessageSpan* b) {
+      return may_leave(*a) < may_leave(*b);
+    });
     double free_at = 0;
     for (const MessageSpan* message : messages) {
-      const double expected = std::max(message->enqueued, free_at);
+      const double expected = std::max(may_leave(*message), free_at);
       if (!tol.equal(message->depart_start, expected)) {
         message_problems.add("link ", link.first, "->", link.second, ": message of ", to_string(message->from),
                              " left at ", message->depart_start, ", first come first served says ", expected);
@@ -329,15 +361,18 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
           needs(span_at(a.stage, Op::kBackwardInput, a.microbatch), a.stage, false, "its input-gradient backward");
           break;
       }
-      // The stream is free when the op ends, or in blocking mode when its message has left the link.
+      // The stream is free when the op ends, in blocking mode when its message has left the link, in
+      // paired mode when it has arrived.
       double released = span.end;
-      if (comm == CommMode::kBlocking) {
+      if (comm != CommMode::kOverlap) {
         const bool sends_forward = a.op == Op::kForward && a.stage + 1 < stages;
         const bool sends_gradient = is_backward_input(a.op) && a.stage > 0;
         const MessageSpan* message = sends_forward    ? message_into(a.stage + 1, false, a.microbatch)
                                      : sends_gradient ? message_into(a.stage - 1, true, a.microbatch)
                                                       : nullptr;
-        if (message != nullptr) released = std::max(released, message->depart_end);
+        if (message != nullptr) {
+          released = std::max(released, comm == CommMode::kPaired ? message->arrival : message->depart_end);
+        }
       }
       if (a.fused_with_next) {  // an overlapped pair starts when both halves can: check at the second
         pair_ready = ready;

@@ -15,7 +15,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 37> kSettings = {{
+constexpr std::array<SettingInfo, 38> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -37,7 +37,8 @@ constexpr std::array<SettingInfo, 37> kSettings = {{
      "parameters + gradients + optimizer bytes, one value or one per device (default 0)"},
     {"weight-stash-fraction", "--weight-stash-fraction", "X",
      "share of a stash W still needs after I, 0..1 (default 0.5)"},
-    {"comm", "--comm", "MODE", "overlap (default) or blocking communication"},
+    {"comm", "--comm", "MODE",
+     "overlap (default), blocking or paired (Megatron's batched send and receive) point-to-point messages"},
     {"format", "--format", "FORMAT", "table (default), json or csv"},
     {"timeline", "--timeline", "", "print the ASCII timeline (JSON: add spans and memory samples)"},
     // A transformer study: the model, the hardware and the layout derive every cost above.
@@ -65,6 +66,9 @@ constexpr std::array<SettingInfo, 37> kSettings = {{
     {"dropout", "--dropout", "P", "hidden and attention dropout probability, over the model's (0 Llama, 0.1 GPT)"},
     {"overlap-param-gather", "--overlap-param-gather", "",
      "with --distributed-optimizer: gather parameters during the next step's forwards (off by default)"},
+    {"overlap-p2p-comm", "--overlap-p2p-comm", "",
+     "pipeline sends asynchronous beside the compute (--comm overlap) instead of Megatron's blocking paired "
+     "send and receive (--comm paired); default as Megatron: off for 1f1b, on for interleaved-1f1b and the rest"},
     {"workspace", "--workspace", "B", "memory per device beyond parameters, optimizer and activations (default 2 GiB)"},
 }};
 
@@ -181,7 +185,8 @@ std::vector<std::string> schedule_list(std::string_view text, const std::string&
 CommMode comm_from_text(std::string_view text, const std::string& source) {
   if (text == "overlap") return CommMode::kOverlap;
   if (text == "blocking") return CommMode::kBlocking;
-  fail(source, "must be overlap or blocking, got " + quote(text));
+  if (text == "paired") return CommMode::kPaired;
+  fail(source, "must be overlap, blocking or paired, got " + quote(text));
 }
 
 OutputFormat format_from_text(std::string_view text, const std::string& source) {
@@ -335,6 +340,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.bucket_parameters = parse_count(text, source);
   else if (key == "overlap-param-gather")
     scenario.layout.overlap_param_gather = bool_from_text(text, source);
+  else if (key == "overlap-p2p-comm")
+    scenario.overlap_p2p_comm = bool_from_text(text, source);
   else if (key == "workspace")
     scenario.layout.workspace_bytes = checked(parse_bytes(text), source).value;
   else
@@ -401,6 +408,7 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
     } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
                key == "distributed-optimizer" || key == "overlap-grad-reduce" || key == "overlap-param-gather" ||
+               key == "overlap-p2p-comm" ||
                key == "tp-comm-overlap") {
       if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
       apply_setting_text(key, value.get<bool>() ? "true" : "false", source, scenario);
@@ -497,6 +505,9 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
       out["dropout"] = nullptr;  // the model's own
     }
     out["workspace"] = layout.workspace_bytes;
+    // null: Megatron's default for the schedule (on with interleaving); "comm" says what ran.
+    out["overlap-p2p-comm"] =
+        scenario.overlap_p2p_comm ? nlohmann::ordered_json(*scenario.overlap_p2p_comm) : nlohmann::ordered_json(nullptr);
     out["comm"] = comm_mode_name(scenario.comm);
     return out;
   }

@@ -25,7 +25,8 @@ bool is_model_setting(std::string_view key) {
   for (std::string_view model_key : {"hardware", "seq", "micro-batch", "global-batch", "t", "d", "sequence-parallel",
                                      "recompute", "flash-attention", "distributed-optimizer", "precision",
                                      "layers-per-stage", "overlap-grad-reduce", "bucket-size", "overlap-param-gather",
-                                     "tp-comm-overlap", "dropout", "workspace"}) {
+                                     "tp-comm-overlap", "dropout", "workspace",
+                                     "overlap-p2p-comm"}) {
     if (key == model_key) return true;
   }
   return false;
@@ -39,6 +40,28 @@ bool is_cost_setting(std::string_view key) {
   return false;
 }
 
-const char* comm_mode_name(CommMode mode) { return mode == CommMode::kOverlap ? "overlap" : "blocking"; }
+const char* comm_mode_name(CommMode mode) {
+  switch (mode) {
+    case CommMode::kOverlap:
+      return "overlap";
+    case CommMode::kBlocking:
+      return "blocking";
+    case CommMode::kPaired:
+      return "paired";
+  }
+  return "overlap";
+}
+
+CommMode engine_comm_mode(const Scenario& scenario, std::string_view schedule) {
+  if (scenario.model.empty() || scenario.sources.count("comm") > 0) return scenario.comm;
+  // Megatron-LM keeps --overlap-p2p-comm (on by default) only for its interleaved schedule and
+  // turns it off for its schedule without interleaving, 1F1B (training/arguments.py, validate_args);
+  // batch_p2p_comm is its negation (training/argument_utils.py), so Megatron's 1F1B sends blocking
+  // and paired. The other schedules are not Megatron's: their own runtimes (torch.distributed.
+  // pipelining, the zero-bubble and DualPipe repositories) issue asynchronous sends and wait only
+  // before the op that needs the data, which is the overlap mode.
+  const bool megatron_blocking = schedule == "1f1b";
+  return scenario.overlap_p2p_comm.value_or(!megatron_blocking) ? CommMode::kOverlap : CommMode::kPaired;
+}
 
 }  // namespace ppsim

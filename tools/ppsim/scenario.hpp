@@ -33,7 +33,9 @@ struct Scenario {
   std::optional<Duration> overlap;                        // an overlapped F&B op's time; unset: F + B of its halves
   Duration latency{0};
   Bandwidth bandwidth{};
-  CommMode comm = CommMode::kOverlap;
+  CommMode comm = CommMode::kOverlap;  // a transformer study without --comm: engine_comm_mode
+  // A transformer study's --overlap-p2p-comm; unset: Megatron's default (engine_comm_mode).
+  std::optional<bool> overlap_p2p_comm;
   OutputFormat format = OutputFormat::kTable;
   // A transformer study: when `model` is set, F, B, W, stashes, messages, static memory and links
   // all come from the architecture, the layout and the hardware profile instead of the cost flags.
@@ -64,5 +66,11 @@ bool is_model_setting(std::string_view key);
 bool is_cost_setting(std::string_view key);
 
 const char* comm_mode_name(CommMode mode);
+
+// How the engine sends for `schedule`: --comm as given; in a transformer study without --comm, as
+// Megatron-LM does: asynchronous with --overlap-p2p-comm, paired (blocking, batched) without it;
+// --overlap-p2p-comm defaults to off for 1f1b (Megatron's schedule without interleaving) and on
+// for every other schedule.
+CommMode engine_comm_mode(const Scenario& scenario, std::string_view schedule);
 
 }  // namespace ppsim

@@ -244,7 +244,7 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
   const auto costs = make_cost_model(scenario, program.stage_device);
   check_costs(scenario, *costs, program);
   EngineOptions options;
-  options.comm = scenario.comm;
+  options.comm = engine_comm_mode(scenario, name);
   options.record_timeline = record_timeline;
   // A transformer study places its data-parallel collectives against each stage's gradients.
   options.record_stage_times = dynamic_cast<const TransformerCostModel*>(costs.get()) != nullptr;
@@ -261,6 +261,7 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
   report.program = std::move(program);
   report.result = std::move(*outcome.result);
   report.scenario = scenario_to_json(scenario, name);
+  report.scenario["comm"] = comm_mode_name(options.comm);  // as resolved for this schedule
   if (const auto* transformer = dynamic_cast<const TransformerCostModel*>(costs.get())) {
     std::vector<double> device_end;
     std::vector<std::int64_t> peak_activations;

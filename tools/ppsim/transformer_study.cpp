@@ -105,6 +105,10 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     throw InputError(scenario.source_of("tp-comm-overlap") + ": needs --sequence-parallel with t > 1, whose "
                                                             "all-gathers and reduce-scatters it overlaps");
   }
+  if (scenario.sources.count("comm") > 0 && scenario.sources.count("overlap-p2p-comm") > 0) {
+    throw InputError(scenario.source_of("overlap-p2p-comm") + ": cannot be combined with " +
+                     scenario.source_of("comm") + ", which already says how pipeline messages are sent");
+  }
   if (layout.overlap_param_gather && !layout.distributed_optimizer) {
     // Megatron asserts the same (arguments.py): only the distributed optimizer gathers parameters.
     throw InputError(scenario.source_of("overlap-param-gather") + ": needs --distributed-optimizer, whose "
