@@ -212,8 +212,15 @@ TEST_CASE("GEMM time is FLOPs over peak times the table's efficiency") {
   // A small GEMM runs at a lower fraction: 1e9 FLOPs take more than 1/1000 of 1e12's time.
   CHECK(h100.gemm_time(1e9) > h100.gemm_time(1e12) / 1000);
   CHECK_THAT(h100.gemm_time(1e9), WithinRel(1e9 / (989.4e12 * 0.35), 1e-15));
-  // FP8 doubles the peak.
-  CHECK_THAT(h100.gemm_time(1e12, "fp8"), WithinRel(h100.gemm_time(1e12) / 2, 1e-3));
+  // FP8 doubles the peak, with its own table: 1e12 FLOPs lies between its points 2e11 (0.59) and
+  // 2e12 (0.65), log-linearly: 0.59 + 0.06 * log(5) / log(10).
+  const double fp8_fraction = 0.59 + 0.06 * std::log(5.0) / std::log(10.0);
+  CHECK_THAT(h100.gemm_fp8.at(1e12), WithinRel(fp8_fraction, 1e-12));
+  CHECK_THAT(h100.gemm_time(1e12, "fp8"), WithinRel(1e12 / (1978.9e12 * fp8_fraction), 1e-12));
+  // A profile without an fp8 table times FP8 GEMMs with the bf16 table at the fp8 peak.
+  HardwareProfile no_fp8_table = h100;
+  no_fp8_table.gemm_fp8 = {};
+  CHECK_THAT(no_fp8_table.gemm_time(1e12, "fp8"), WithinRel(1e12 / (1978.9e12 * 0.75), 1e-12));
   CHECK(h100.gemm_time(0.0) == 0.0);
   // The same GEMM on A100 is 989.4 / 312 times slower (same table).
   const HardwareProfile& a100 = preset("A100-SXM4-80GB");
@@ -329,6 +336,7 @@ TEST_CASE("configs/hardware/*.json equal the C++ presets field by field") {
   CHECK(loaded.inter_node_bandwidth == expected.inter_node_bandwidth);
   CHECK(loaded.inter_node_latency == expected.inter_node_latency);
   check_tables_equal(loaded.gemm, expected.gemm);
+  check_tables_equal(loaded.gemm_fp8, expected.gemm_fp8);
   check_tables_equal(loaded.memory, expected.memory);
   check_tables_equal(loaded.intra_link, expected.intra_link);
   check_tables_equal(loaded.inter_link, expected.inter_link);

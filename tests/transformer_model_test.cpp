@@ -362,3 +362,55 @@ TEST_CASE("Stage messages carry s*b*h bf16 activations, divided by t under seque
   CHECK(four.link(0, 1).bandwidth == kNvlink);
   CHECK(four.link(1, 2).bandwidth == kInfiniband);
 }
+
+TEST_CASE("FP8 runs the linear GEMMs on their own table, keeps attention and the LM head in bf16 and adds casts") {
+  // An ideal machine with an fp8 peak of 2 * kPeak and an fp8 table at a flat 0.5: FP8 linears then
+  // take exactly as long as bf16 ones at full efficiency, so the differences below are the casts.
+  HardwareProfile machine = ideal_machine();
+  machine.dense_peak_flops["fp8"] = 2 * kPeak;
+  machine.gemm_fp8 = ppsim::EfficiencyTable::create({{1e9, 0.5}}).value;
+  const Architecture arch = gpt();
+  TrainingLayout bf16 = layout(2, true);
+  TrainingLayout fp8 = bf16;
+  fp8.precision = "fp8";
+  const PassTimes a = ppsim::layer_pass_times(arch, bf16, machine);
+  const PassTimes b = ppsim::layer_pass_times(arch, fp8, machine);
+  CHECK_THAT(b.forward.gemm, WithinRel(a.forward.gemm, 1e-12));
+  CHECK_THAT(b.weight_grad.gemm, WithinRel(a.weight_grad.gemm, 1e-12));
+  CHECK(b.forward.attention == a.forward.attention);  // bf16 attention, not twice as fast
+  CHECK(b.input_grad.attention == a.input_grad.attention);
+  // Cast-transpose, 4 bytes an element. T = 4096 tokens, h = 1024, f = 4096, t = 2.
+  // F: the inputs of QKV (T x h), attention out (T x h/t), MLP in (T x h), MLP out (T x f/t).
+  // I: the output gradients of QKV (T x 3h/t), attention out (T x h), MLP in (T x f/t), MLP out (T x h).
+  const double tokens = 4096;
+  const double forward_elements = tokens * (1024 + 512 + 1024 + 2048);
+  const double backward_elements = tokens * (1536 + 1024 + 2048 + 1024);
+  CHECK_THAT((b.forward.memory - a.forward.memory) * kHbm, WithinRel(4 * forward_elements, 1e-9));
+  CHECK_THAT((b.input_grad.memory - a.input_grad.memory) * kHbm, WithinRel(4 * backward_elements, 1e-9));
+  CHECK(b.weight_grad.memory == a.weight_grad.memory);
+  // Megatron's output layer is not a Transformer Engine module: the LM head stays bf16.
+  CHECK(ppsim::lm_head_pass_times(arch, fp8, machine).forward.gemm ==
+        ppsim::lm_head_pass_times(arch, bf16, machine).forward.gemm);
+}
+
+TEST_CASE("FP8 keeps 2 more bytes per linear weight and casts them once per step") {
+  // gpt(4) on p = 2, t = 2: 12h^2 = 12,582,912 linear weights per layer, 6,291,456 per rank, two
+  // layers a stage: 12,582,912 FP8 weights and transposes on each device.
+  const Architecture arch = gpt(4);
+  const ppsim::StagePlan plan = ppsim::plan_stages(arch, 2, {});
+  TrainingLayout l;
+  l.tensor_parallel = 2;
+  l.pipeline = 2;
+  const auto bf16 = ppsim::static_memory_per_device(arch, l, plan, {0, 1}, 2);
+  l.precision = "fp8";
+  const auto fp8 = ppsim::static_memory_per_device(arch, l, plan, {0, 1}, 2);
+  CHECK(fp8[0].fp8_weight_count == 12'582'912.0);
+  CHECK(fp8[1].parameters - bf16[1].parameters == 2 * 12'582'912);
+  CHECK(fp8[1].gradients == bf16[1].gradients);
+  HardwareProfile machine = ideal_machine();
+  machine.dense_peak_flops["fp8"] = 2 * kPeak;
+  const ppsim::TransformerSetup setup{arch, l, machine};
+  CHECK_THAT(ppsim::optimizer_step_time(setup, fp8[0].parameter_count, fp8[0].fp8_weight_count) -
+                 ppsim::optimizer_step_time(setup, fp8[0].parameter_count),
+             WithinRel(4 * 12'582'912.0 / kHbm, 1e-9));
+}

@@ -35,6 +35,16 @@ EfficiencyTable assumed_gemm_table() {
   return assumed_table({{1e8, 0.20}, {1e9, 0.35}, {1e10, 0.55}, {1e11, 0.68}, {1e12, 0.75}});
 }
 
+// FP8 GEMMs run the same tiles twice as fast, so their fixed costs (launch, prologue, wave tails)
+// weigh twice as much at a given FLOP count: the bf16 curve shifted right by a factor of 2 in
+// FLOPs. Large FP8 GEMMs also reach a smaller share of their doubled peak than bf16 does, because
+// operand loads and the epilogue do not speed up with the tensor cores: 0.65 against 0.75 at the
+// top, the ratio cuBLAS's published H100 results show between FP8 and BF16 for large square GEMMs
+// (NVIDIA cuBLAS 12.0 release blog, "H100 ... FP8 up to 3x A100"). Assumed, like the rest.
+EfficiencyTable assumed_gemm_fp8_table() {
+  return assumed_table({{2e8, 0.17}, {2e9, 0.30}, {2e10, 0.47}, {2e11, 0.59}, {2e12, 0.65}});
+}
+
 EfficiencyTable assumed_memory_table() { return assumed_table({{1e6, 0.30}, {1e7, 0.55}, {1e8, 0.75}, {1e9, 0.85}}); }
 
 EfficiencyTable assumed_link_table() {
@@ -85,6 +95,7 @@ void set_hopper_sxm_peaks(HardwareProfile& p) {
   p.inter_node_bandwidth = 50e9;  // one 400 Gb/s NDR port per GPU = 50 GB/s each direction
   p.inter_node_latency = kAssumedInfinibandLatency;
   p.gemm = assumed_gemm_table();
+  p.gemm_fp8 = assumed_gemm_fp8_table();
   p.memory = assumed_memory_table();
   p.intra_link = assumed_link_table();
   p.inter_link = assumed_link_table();
@@ -140,7 +151,8 @@ double HardwareProfile::gemm_time(double flops, std::string_view precision) cons
     throw std::invalid_argument("hardware profile " + name + " has no " + std::string(precision) + " peak");
   }
   if (!(flops > 0)) return 0.0;
-  return flops / (*peak * gemm.at(flops));
+  const EfficiencyTable& table = precision == "fp8" && !gemm_fp8.empty() ? gemm_fp8 : gemm;
+  return flops / (*peak * table.at(flops));
 }
 
 double HardwareProfile::memory_time(double bytes) const {

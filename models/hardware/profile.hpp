@@ -37,6 +37,9 @@ struct HardwareProfile {
   double inter_node_latency = 0;    // seconds per message
 
   EfficiencyTable gemm;        // by FLOPs of one GEMM
+  // By FLOPs of one FP8 GEMM (Transformer Engine's linear layers under --precision fp8); empty: the
+  // gemm table at the fp8 peak.
+  EfficiencyTable gemm_fp8;
   EfficiencyTable memory;      // by bytes moved by one memory-bound kernel
   EfficiencyTable intra_link;  // by bytes of one message
   EfficiencyTable inter_link;  // by bytes of one message
@@ -48,8 +51,8 @@ struct HardwareProfile {
   // Dense peak for `precision`, or nothing when the device has no such peak.
   std::optional<double> peak_flops(std::string_view precision) const;
 
-  // Seconds for one GEMM of `flops` at the table's efficiency: flops / (peak * gemm.at(flops)).
-  // The one-argument form uses bf16, the training precision the presets are for. Throws
+  // Seconds for one GEMM of `flops` at the table's efficiency: flops / (peak * gemm.at(flops)),
+  // gemm_fp8 instead of gemm for "fp8" when the profile has it. The one-argument form uses bf16, the training precision the presets are for. Throws
   // std::invalid_argument when the profile has no peak for `precision`. flops <= 0 takes 0 s.
   double gemm_time(double flops) const;
   double gemm_time(double flops, std::string_view precision) const;

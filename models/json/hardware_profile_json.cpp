@@ -76,8 +76,12 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
   p.latency_assumed = assumed_marker(fields, "latency");
   p.efficiency_assumed = assumed_marker(fields, "efficiency");
   const JsonFields tables = fields.object("efficiency_tables");
-  tables.refuse_unknown({"gemm", "memory", "intra_link", "inter_link"});
+  tables.refuse_unknown({"gemm", "gemm_fp8", "memory", "intra_link", "inter_link"});
   p.gemm = table_from_json(tables, "gemm");
+  if (tables.has("gemm_fp8")) {
+    if (!p.peak_flops("fp8")) tables.fail("gemm_fp8", "needs an fp8 peak in dense_peak_flops");
+    p.gemm_fp8 = table_from_json(tables, "gemm_fp8");
+  }
   p.memory = table_from_json(tables, "memory");
   p.intra_link = table_from_json(tables, "intra_link");
   p.inter_link = table_from_json(tables, "inter_link");
@@ -114,6 +118,7 @@ nlohmann::ordered_json hardware_profile_to_json(const HardwareProfile& profile,
   out["efficiency"] = profile.efficiency_assumed ? "assumed" : "measured";
   nlohmann::ordered_json tables;
   tables["gemm"] = table_to_json(profile.gemm);
+  if (!profile.gemm_fp8.empty()) tables["gemm_fp8"] = table_to_json(profile.gemm_fp8);
   tables["memory"] = table_to_json(profile.memory);
   tables["intra_link"] = table_to_json(profile.intra_link);
   tables["inter_link"] = table_to_json(profile.inter_link);

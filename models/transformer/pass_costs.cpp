@@ -1,6 +1,7 @@
 #include "models/transformer/pass_costs.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace ppsim {
 namespace {
@@ -35,8 +36,36 @@ LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout) {
   return shape;
 }
 
+// The linear layers' GEMMs run in the layout's precision. Under FP8, Transformer Engine runs only
+// its own modules' GEMMs in FP8 (transformer_engine/pytorch/fp8.py, fp8_autocast around the
+// transformer layers): the attention core stays in bf16 (DotProductAttention, fp8_dpa off by
+// default), and so does Megatron's output layer, a tensor_parallel.ColumnParallelLinear outside TE.
 double gemm(const HardwareProfile& profile, const TrainingLayout& layout, double rows, double inner, double cols) {
   return profile.gemm_time(2 * rows * inner * cols, layout.precision);
+}
+
+std::string_view non_linear_precision(const TrainingLayout& layout) {
+  return layout.precision == "fp8" ? std::string_view("bf16") : std::string_view(layout.precision);
+}
+
+// FP8 casts of one pass (Transformer Engine, transformer_engine/pytorch/module/linear.py and
+// layernorm_linear.py): in F each linear's bf16 input is cast to FP8 together with its transpose
+// for the weight-gradient GEMM, one fused cast-transpose kernel that also takes the amax for the
+// next scaling factor (read 2 bytes, write 1 + 1 per element); in I each linear's output gradient
+// gets the same cast-transpose. W reuses both transposes: nothing to cast. The weights' FP8 copies
+// are cast once per step (training_step.cpp), cached over the micro-batches (is_first_microbatch).
+double fp8_casts(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout, bool backward) {
+  if (layout.precision != "fp8") return 0;
+  constexpr double kCastTransposeBytes = 2 + 1 + 1;
+  const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
+  const double elements[] = {
+      backward ? x.tokens * (x.hidden + 2 * x.kv) / x.t : x.tokens * x.hidden,  // QKV: dY / X (gathered)
+      backward ? x.tokens * x.hidden : x.tokens * x.hidden / x.t,                // attention output
+      backward ? x.tokens * mlp_in_width / x.t : x.tokens * x.hidden,            // MLP in
+      backward ? x.tokens * x.hidden : x.tokens * x.ffn / x.t};                  // MLP out
+  double seconds = 0;
+  for (const double count : elements) seconds += profile.memory_time(kCastTransposeBytes * count);
+  return seconds;
 }
 
 // The four weight GEMMs of a layer; F, I and W each run them once (transposed for I and W).
@@ -58,17 +87,17 @@ double score_elements(const LayerShape& x) { return x.batch * (x.heads / x.t) * 
 double attention_forward(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
   if (x.flash) {
     // One fused kernel: two products over the unmasked half of the causal square.
-    return profile.gemm_time(2 * attention_product_flops(x) * 0.5, layout.precision);
+    return profile.gemm_time(2 * attention_product_flops(x) * 0.5, non_linear_precision(layout));
   }
-  return 2 * profile.gemm_time(attention_product_flops(x), layout.precision);
+  return 2 * profile.gemm_time(attention_product_flops(x), non_linear_precision(layout));
 }
 
 double attention_backward(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
   if (x.flash) {
     // Recomputed scores, then dV, dP, dQ and dK: five products over the unmasked half.
-    return profile.gemm_time(5 * attention_product_flops(x) * 0.5, layout.precision);
+    return profile.gemm_time(5 * attention_product_flops(x) * 0.5, non_linear_precision(layout));
   }
-  return 4 * profile.gemm_time(attention_product_flops(x), layout.precision);
+  return 4 * profile.gemm_time(attention_product_flops(x), non_linear_precision(layout));
 }
 
 double softmax_forward(const LayerShape& x, const HardwareProfile& profile) {
@@ -199,13 +228,15 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
 
   times.forward.gemm = gemms;
   times.forward.attention = attention_forward(x, profile, layout);
-  times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile) + attention_dropout(x, profile);
+  times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile) +
+                         attention_dropout(x, profile) + fp8_casts(x, profile, layout, false);
   times.forward.collective = layer_collectives(x, profile, layout);
 
   times.input_grad.gemm = gemms;
   times.input_grad.attention = attention_backward(x, profile, layout);
   times.input_grad.memory =
-      layer_memory_kernels(x, profile, true) + softmax_backward(x, profile) + attention_dropout(x, profile);
+      layer_memory_kernels(x, profile, true) + softmax_backward(x, profile) + attention_dropout(x, profile) +
+      fp8_casts(x, profile, layout, true);
   times.input_grad.collective =
       layer_collectives(x, profile, layout) + sequence_parallel_backward_gathers(x, profile, layout);
   switch (layout.recompute) {
@@ -252,7 +283,7 @@ PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& lay
   // Final norm, then the logits GEMM T x h x V/t; its I and W run the same FLOPs.
   times.forward.memory = profile.memory_time(2 * r);
   times.input_grad.memory = profile.memory_time(3 * r);
-  const double head = gemm(profile, layout, x.tokens, x.hidden, vocab / x.t);
+  const double head = profile.gemm_time(2 * x.tokens * x.hidden * vocab / x.t, non_linear_precision(layout));
   times.forward.gemm = head;
   times.input_grad.gemm = head;
   times.weight_grad.gemm = head;

@@ -20,9 +20,15 @@ inline constexpr double kParameterBytes = 2;   // bf16 weights
 inline constexpr double kGradientBytes = 4;    // fp32 main gradients
 inline constexpr double kOptimizerBytes = 12;  // fp32 master weights, Adam m and v
 
+// Under FP8, Transformer Engine also keeps each linear weight in FP8 and, for the transposed GEMMs
+// of the backward on Hopper, its FP8 transpose (transformer_engine/pytorch/module/base.py, the
+// cached weight workspaces): 2 more bytes per linear weight, counted with the parameters.
+inline constexpr double kFp8WeightCopyBytes = 2;
+
 struct StaticMemory {
   double parameter_count = 0;  // parameters on this tensor-parallel rank of the device
-  std::int64_t parameters = 0;
+  double fp8_weight_count = 0;  // of those, linear-layer weights with FP8 copies (precision fp8)
+  std::int64_t parameters = 0;  // bf16 weights, plus their FP8 copies under FP8
   std::int64_t gradients = 0;
   std::int64_t optimizer = 0;
   std::int64_t workspace = 0;

@@ -42,12 +42,15 @@ double dp_reduce_time(const TransformerSetup& setup, double parameter_count) {
   return gradient_reduce_time(setup, parameter_count);
 }
 
-double optimizer_step_time(const TransformerSetup& setup, double parameter_count) {
+double optimizer_step_time(const TransformerSetup& setup, double parameter_count, double fp8_weight_count) {
   const TrainingLayout& layout = setup.layout;
   const double shard = layout.distributed_optimizer ? parameter_count / layout.data_parallel : parameter_count;
   // Gradient norm for clipping: read the fp32 gradients once. Fused Adam: read the fp32 gradient,
   // master weight, m and v (16 bytes), write master, m and v (12) and the bf16 weight (2): 30 bytes.
   double seconds = setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(30 * shard);
+  // FP8: the new weights are cast once to FP8 and its transpose (read 2, write 1 + 1 bytes), on the
+  // step's first micro-batch, which the other micro-batches reuse (pass_costs.cpp, fp8_casts).
+  if (fp8_weight_count > 0) seconds += setup.hardware.memory_time(4 * fp8_weight_count);
   // The distributed optimizer's parameter all-gather ends the step unless it overlaps the next
   // step's forwards (data_parallel.hpp).
   if (layout.distributed_optimizer && !layout.overlap_param_gather) {
@@ -91,7 +94,8 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
     figures.dp_reduce_exposed = std::max(figures.dp_reduce_exposed, collectives.reduce_end - makespan);
     figures.param_gather_exposed = std::max(figures.param_gather_exposed, collectives.gather_exposed);
     figures.optimizer_time =
-        std::max(figures.optimizer_time, optimizer_step_time(setup, model.static_memory()[d].parameter_count));
+        std::max(figures.optimizer_time, optimizer_step_time(setup, model.static_memory()[d].parameter_count,
+                                                              model.static_memory()[d].fp8_weight_count));
     reduced = std::max(reduced, collectives.reduce_end);
     figures.collectives.push_back(std::move(collectives));
   }

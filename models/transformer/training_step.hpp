@@ -82,8 +82,9 @@ double dp_reduce_time(const TransformerSetup& setup, double parameter_count);
 
 // Seconds of one device's optimizer step: the gradient-norm pass and the fused Adam update over its
 // shard of the parameters (memory-bound: 34 bytes per parameter, see the .cpp), plus the bf16
-// parameter all-gather of the distributed optimizer unless it overlaps the next step.
-double optimizer_step_time(const TransformerSetup& setup, double parameter_count);
+// parameter all-gather of the distributed optimizer unless it overlaps the next step, and under FP8
+// the cast of `fp8_weight_count` linear weights to their FP8 copies (4 bytes each).
+double optimizer_step_time(const TransformerSetup& setup, double parameter_count, double fp8_weight_count = 0);
 
 // "61.2 GiB": bytes in binary units with one decimal.
 std::string format_gib(std::int64_t bytes);
