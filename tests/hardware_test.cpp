@@ -345,3 +345,23 @@ TEST_CASE("configs/hardware/*.json equal the C++ presets field by field") {
   // And as a whole, so that a field added to HardwareProfile but not to the files shows up here.
   CHECK(loaded == expected);
 }
+
+TEST_CASE("A collective table gives nccl-tests' bus bandwidth by size and times a tensor from it") {
+  // nccl-tests (doc/PERFORMANCE.md): bus bandwidth = algorithm bandwidth * 2(n-1)/n for all-reduce,
+  // (n-1)/n for the others.
+  CHECK(ppsim::bus_factor(ppsim::Collective::kAllReduce, 8) == 1.75);
+  CHECK(ppsim::bus_factor(ppsim::Collective::kReduceScatter, 4) == 0.75);
+  CHECK(ppsim::bus_factor(ppsim::Collective::kAllToAll, 1) == 0);
+  const auto table = ppsim::CollectiveTable::create(ppsim::Collective::kAllReduce, 8, {{1e6, 1e11}, {1e8, 3e11}});
+  REQUIRE(table.ok);
+  CHECK(table.value.bus_bandwidth(1e6) == 1e11);
+  CHECK(table.value.bus_bandwidth(1e7) == 2e11);  // halfway in log(size)
+  CHECK(table.value.bus_bandwidth(1e3) == 1e11);  // clamped below
+  CHECK(table.value.bus_bandwidth(1e12) == 3e11);  // and above
+  CHECK_THAT(table.value.time(1e7), WithinRel(1e7 * 1.75 / 2e11, 1e-15));
+  CHECK(table.value.time(0) == 0);
+  CHECK_FALSE(ppsim::CollectiveTable::create(ppsim::Collective::kAllGather, 1, {{1e6, 1e11}}).ok);
+  CHECK_FALSE(ppsim::CollectiveTable::create(ppsim::Collective::kAllGather, 2, {{1e6, 1e11}, {1e6, 2e11}}).ok);
+  CHECK(ppsim::parse_collective("reduce_scatter") == ppsim::Collective::kReduceScatter);
+  CHECK_FALSE(ppsim::parse_collective("reduce-scatter"));
+}

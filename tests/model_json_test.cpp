@@ -137,3 +137,42 @@ TEST_CASE("An architecture with inconsistent heads is refused with the JSON path
                Equals("m.json: $.norm: must be \"layernorm\" or \"rmsnorm\", got \"batchnorm\""));
   }
 }
+
+TEST_CASE("Measured collective tables survive a round trip and bad ones are refused with their JSON path") {
+  json j = h100_json();
+  j["collectives"] = json::array({{{"op", "all_reduce"}, {"ranks", 8}, {"bus_bandwidth", {{1e6, 1e11}, {1e9, 3.6e11}}}},
+                                  {{"op", "all_gather"}, {"ranks", 2}, {"bus_bandwidth", {{4096, 1e9}}}}});
+  const ppsim::HardwareProfile read = ppsim::hardware_profile_from_json(j, "h.json").profile;
+  REQUIRE(read.collectives.size() == 2);
+  CHECK(read.collective_table(ppsim::Collective::kAllReduce, 8)->points()[1] == ppsim::BusBandwidthPoint{1e9, 3.6e11});
+  CHECK(read.collective_table(ppsim::Collective::kAllReduce, 4) == nullptr);
+  const json written = json::parse(ppsim::hardware_profile_to_json(read).dump());
+  CHECK(ppsim::hardware_profile_from_json(written, "again").profile == read);
+  SECTION("an unknown operation") {
+    j["collectives"][1]["op"] = "broadcast";
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.collectives[1].op: must be all_reduce, reduce_scatter, all_gather or all_to_all, got "
+                      "'broadcast'"));
+  }
+  SECTION("a group larger than a node") {
+    j["collectives"][0]["ranks"] = 16;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Contains("collectives[0] (all_reduce over 16 ranks) spans more GPUs than a node has (8)"));
+  }
+  SECTION("the same table twice") {
+    j["collectives"][1] = j["collectives"][0];
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Contains("collectives[1] (all_reduce over 8 ranks) is given twice"));
+  }
+  SECTION("a zero bandwidth") {
+    j["collectives"][0]["bus_bandwidth"][0][1] = 0;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Contains("h.json: $.collectives[0].bus_bandwidth: point 0 (bytes 1e+06, bus bandwidth 0): bus bandwidth "
+                        "must be finite and > 0"));
+  }
+  SECTION("an unknown key in a table") {
+    j["collectives"][0]["algorithm"] = "ring";
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Contains("h.json: $.collectives[0].algorithm: unknown key"));
+  }
+}

@@ -414,3 +414,28 @@ TEST_CASE("FP8 keeps 2 more bytes per linear weight and casts them once per step
                  ppsim::optimizer_step_time(setup, fp8[0].parameter_count),
              WithinRel(4 * 12'582'912.0 / kHbm, 1e-9));
 }
+
+TEST_CASE("A measured collective table replaces the derived ring inside a node, and only there") {
+  // t = 2 on an ideal machine: each of F's two all-reduces moves 2 T h bytes (T = 4096, h = 1024).
+  // Derived: a ring of 2 steps of half the tensor, (2 T h / 2) * 2 / kNvlink each. Measured at a flat
+  // bus bandwidth B: 2 T h * 2(n-1)/n / B = 2 T h / B each.
+  const Architecture arch = gpt();
+  const TrainingLayout l = layout(2, true);
+  const double bytes = 2.0 * 4096 * 1024;
+  HardwareProfile machine = ideal_machine();
+  const PassTimes derived = ppsim::layer_pass_times(arch, l, machine);
+  CHECK_THAT(derived.forward.collective, WithinRel(2 * bytes / kNvlink, 1e-12));
+  const double bus = 1e11;
+  machine.collectives.push_back(
+      ppsim::CollectiveTable::create(ppsim::Collective::kAllReduce, 2, {{1e3, bus}, {1e10, bus}}).value);
+  const PassTimes measured = ppsim::layer_pass_times(arch, l, machine);
+  CHECK_THAT(measured.forward.collective, WithinRel(2 * bytes / bus, 1e-12));
+  CHECK_THAT(measured.input_grad.collective, WithinRel(2 * bytes / bus, 1e-12));
+  // A table for another group size or operation is not used; nor is one for a group across nodes.
+  CHECK_THAT(ppsim::collective_time(machine, ppsim::Collective::kAllReduce, bytes, 4, false),
+             WithinRel(ppsim::ring_collective_time(machine, bytes, 4, 2, false), 1e-12));
+  CHECK_THAT(ppsim::collective_time(machine, ppsim::Collective::kAllGather, bytes, 2, false),
+             WithinRel(ppsim::ring_collective_time(machine, bytes, 2, 1, false), 1e-12));
+  CHECK_THAT(ppsim::collective_time(machine, ppsim::Collective::kAllReduce, bytes, 2, true),
+             WithinRel(ppsim::ring_collective_time(machine, bytes, 2, 2, true), 1e-12));
+}

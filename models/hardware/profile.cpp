@@ -168,6 +168,13 @@ double HardwareProfile::message_time(double bytes, bool inter_node) const {
   return latency + bytes / (bandwidth * link.at(bytes));
 }
 
+const CollectiveTable* HardwareProfile::collective_table(Collective op, int ranks) const {
+  for (const CollectiveTable& table : collectives) {
+    if (table.op() == op && table.ranks() == ranks) return &table;
+  }
+  return nullptr;
+}
+
 std::string validate_hardware_profile(const HardwareProfile& p) {
   if (p.name.empty()) return "the profile has no name";
   const std::string who = "hardware profile " + p.name + ": ";
@@ -189,6 +196,15 @@ std::string validate_hardware_profile(const HardwareProfile& p) {
   }
   if (!std::isfinite(p.inter_node_latency) || p.inter_node_latency < 0) {
     return who + "inter_node_latency must be finite and >= 0";
+  }
+  for (std::size_t i = 0; i < p.collectives.size(); ++i) {
+    const CollectiveTable& table = p.collectives[i];
+    const std::string which = "collectives[" + std::to_string(i) + "] (" + std::string(collective_name(table.op())) +
+                              " over " + std::to_string(table.ranks()) + " ranks)";
+    if (table.ranks() > p.devices_per_node) {
+      return who + which + " spans more GPUs than a node has (" + std::to_string(p.devices_per_node) + ")";
+    }
+    if (p.collective_table(table.op(), table.ranks()) != &table) return who + which + " is given twice";
   }
   return {};
 }

@@ -14,7 +14,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "models/hardware/collectives.hpp"
 #include "models/hardware/efficiency.hpp"
 
 namespace ppsim {
@@ -44,6 +46,10 @@ struct HardwareProfile {
   EfficiencyTable intra_link;  // by bytes of one message
   EfficiencyTable inter_link;  // by bytes of one message
 
+  // Collectives measured inside one node (ppsim-calibrate with NCCL), at most one per operation and
+  // group size; empty in the presets, which derive every collective from the link figures.
+  std::vector<CollectiveTable> collectives;
+
   std::string source;               // where the peaks come from
   bool efficiency_assumed = false;  // the tables are guesses, not measurements
   bool latency_assumed = false;     // the latencies are typical figures, not measurements
@@ -64,6 +70,9 @@ struct HardwareProfile {
   // latency + bytes / (bandwidth * link.at(bytes)), on the inter-node link or the intra-node one.
   // An empty message (bytes <= 0) is not sent and takes 0 s.
   double message_time(double bytes, bool inter_node) const;
+
+  // The measured table of `op` among `ranks` GPUs of one node, or nullptr.
+  const CollectiveTable* collective_table(Collective op, int ranks) const;
 
   friend bool operator==(const HardwareProfile&, const HardwareProfile&) = default;
 };

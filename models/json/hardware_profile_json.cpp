@@ -1,5 +1,7 @@
 #include "models/json/hardware_profile_json.hpp"
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "models/json/json_fields.hpp"
@@ -15,29 +17,67 @@ bool assumed_marker(const JsonFields& fields, std::string_view key) {
   fields.fail(key, "must be \"assumed\" or \"measured\", got \"" + marker + "\"");
 }
 
-EfficiencyTable table_from_json(const JsonFields& tables, std::string_view name) {
-  const nlohmann::json& rows = tables.at(name);
-  const std::string path = tables.path_of(name);
+// A non-empty list of [size, value] pairs of numbers with strictly increasing sizes, at `path`.
+std::vector<std::pair<double, double>> pairs_from_json(const nlohmann::json& rows, const std::string& origin,
+                                                       const std::string& path, std::string_view pair) {
   auto fail = [&](const std::string& where, const std::string& what) {
-    throw JsonInputError(tables.origin() + ": " + where + ": " + what);
+    throw JsonInputError(origin + ": " + where + ": " + what);
   };
-  if (!rows.is_array() || rows.empty()) fail(path, "must be a non-empty list of [size, fraction] pairs");
-  std::vector<EfficiencyPoint> points;
+  if (!rows.is_array() || rows.empty()) fail(path, "must be a non-empty list of " + std::string(pair) + " pairs");
+  std::vector<std::pair<double, double>> points;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string row_path = path + "[" + std::to_string(i) + "]";
     const nlohmann::json& row = rows[i];
     if (!row.is_array() || row.size() != 2 || !row[0].is_number() || !row[1].is_number()) {
-      fail(row_path, "must be a [size, fraction] pair of numbers, got " + json_excerpt(row));
+      fail(row_path, "must be a " + std::string(pair) + " pair of numbers, got " + json_excerpt(row));
     }
-    points.push_back({row[0].get<double>(), row[1].get<double>()});
+    points.emplace_back(row[0].get<double>(), row[1].get<double>());
     // Checked here, one row at a time, so the message names the row at fault.
-    if (i > 0 && !(points[i].size > points[i - 1].size)) {
+    if (i > 0 && !(points[i].first > points[i - 1].first)) {
       fail(row_path, "sizes must increase strictly, got " + row[0].dump() + " after " + rows[i - 1][0].dump());
     }
   }
+  return points;
+}
+
+EfficiencyTable table_from_json(const JsonFields& tables, std::string_view name) {
+  const std::string path = tables.path_of(name);
+  std::vector<EfficiencyPoint> points;
+  for (const auto& [size, fraction] : pairs_from_json(tables.at(name), tables.origin(), path, "[size, fraction]")) {
+    points.push_back({size, fraction});
+  }
   auto table = EfficiencyTable::create(std::move(points));
-  if (!table.ok) fail(path, table.error);
+  if (!table.ok) throw JsonInputError(tables.origin() + ": " + path + ": " + table.error);
   return std::move(table.value);
+}
+
+// "collectives": [{"op": "all_reduce", "ranks": 8, "bus_bandwidth": [[bytes, bytes/s], ...]}, ...]
+std::vector<CollectiveTable> collectives_from_json(const JsonFields& fields) {
+  const nlohmann::json& list = fields.at("collectives");
+  const std::string path = fields.path_of("collectives");
+  if (!list.is_array()) throw JsonInputError(fields.origin() + ": " + path + ": must be a list of tables");
+  std::vector<CollectiveTable> tables;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string entry_path = path + "[" + std::to_string(i) + "]";
+    if (!list[i].is_object()) {
+      throw JsonInputError(fields.origin() + ": " + entry_path + ": must be an object, got " + json_excerpt(list[i]));
+    }
+    const JsonFields entry(list[i], fields.origin(), entry_path);
+    entry.refuse_unknown({"op", "ranks", "bus_bandwidth"});
+    const std::string name = entry.string("op");
+    const auto op = parse_collective(name);
+    if (!op) entry.fail("op", "must be all_reduce, reduce_scatter, all_gather or all_to_all, got " + quoted_excerpt(name));
+    const int ranks = static_cast<int>(entry.integer("ranks", 2, 1 << 20));
+    std::vector<BusBandwidthPoint> points;
+    for (const auto& [bytes, bandwidth] : pairs_from_json(entry.at("bus_bandwidth"), fields.origin(),
+                                                          entry.path_of("bus_bandwidth"), "[bytes, bus bandwidth]")) {
+      points.push_back({bytes, bandwidth});
+    }
+    auto table = CollectiveTable::create(*op, ranks, std::move(points));
+    if (!table.ok) entry.fail("bus_bandwidth", table.error);
+    tables.push_back(std::move(table.value));
+  }
+  return tables;
 }
 
 nlohmann::ordered_json table_to_json(const EfficiencyTable& table) {
@@ -52,7 +92,7 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
   const JsonFields fields(json, origin, "$");
   fields.refuse_unknown({"name", "source", "units", "datasheet", "dense_peak_flops", "memory_bandwidth",
                          "memory_capacity", "devices_per_node", "intra_node", "inter_node", "latency", "efficiency",
-                         "efficiency_note", "efficiency_tables", "calibration"});
+                         "efficiency_note", "efficiency_tables", "collectives", "calibration"});
   LoadedProfile loaded;
   HardwareProfile& p = loaded.profile;
   p.name = fields.string("name");
@@ -85,6 +125,7 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
   p.memory = table_from_json(tables, "memory");
   p.intra_link = table_from_json(tables, "intra_link");
   p.inter_link = table_from_json(tables, "inter_link");
+  if (fields.has("collectives")) p.collectives = collectives_from_json(fields);
   if (fields.has("calibration")) {
     if (!fields.at("calibration").is_object()) fields.fail("calibration", "must be a JSON object");
     loaded.calibration = fields.at("calibration");
@@ -123,6 +164,15 @@ nlohmann::ordered_json hardware_profile_to_json(const HardwareProfile& profile,
   tables["intra_link"] = table_to_json(profile.intra_link);
   tables["inter_link"] = table_to_json(profile.inter_link);
   out["efficiency_tables"] = tables;
+  if (!profile.collectives.empty()) {
+    nlohmann::ordered_json collectives = nlohmann::ordered_json::array();
+    for (const CollectiveTable& table : profile.collectives) {
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+      for (const BusBandwidthPoint& point : table.points()) rows.push_back({point.bytes, point.bandwidth});
+      collectives.push_back({{"op", collective_name(table.op())}, {"ranks", table.ranks()}, {"bus_bandwidth", rows}});
+    }
+    out["collectives"] = collectives;
+  }
   if (!calibration.is_null()) out["calibration"] = calibration;
   return out;
 }

@@ -47,14 +47,15 @@ bool data_parallel_crosses_nodes(const TransformerSetup& setup) {
 double gradient_reduce_time(const TransformerSetup& setup, double parameters) {
   // fp32 main gradients (Megatron reduces in fp32 with bf16: accumulate_allreduce_grads_in_fp32),
   // reduce-scattered with the distributed optimizer, all-reduced (two ring phases) without.
-  return ring_collective_time(setup.hardware, kGradientBytes * parameters, setup.layout.data_parallel,
-                              setup.layout.distributed_optimizer ? 1 : 2, data_parallel_crosses_nodes(setup));
+  return collective_time(setup.hardware,
+                         setup.layout.distributed_optimizer ? Collective::kReduceScatter : Collective::kAllReduce,
+                         kGradientBytes * parameters, setup.layout.data_parallel, data_parallel_crosses_nodes(setup));
 }
 
 double parameter_gather_time(const TransformerSetup& setup, double parameters) {
   // The distributed optimizer's all-gather of the updated bf16 parameters: one ring phase.
-  return ring_collective_time(setup.hardware, kParameterBytes * parameters, setup.layout.data_parallel, 1,
-                              data_parallel_crosses_nodes(setup));
+  return collective_time(setup.hardware, Collective::kAllGather, kParameterBytes * parameters,
+                         setup.layout.data_parallel, data_parallel_crosses_nodes(setup));
 }
 
 double default_bucket_parameters(int data_parallel) {

@@ -143,18 +143,24 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
     // split into chunks pipelined with the GEMM it feeds or drains (transformer_engine/pytorch/
     // module/base.py, initialize_ub; the AG before QKV and MLP-in, the RS after the attention output
     // and MLP-out), so only what that GEMM does not cover is paid. The same pairs serve I, transposed.
-    const double collective = ring_collective_time(profile, bytes, t, 1, inter);
+    const double gather = collective_time(profile, Collective::kAllGather, bytes, t, inter);
+    const double scatter = collective_time(profile, Collective::kReduceScatter, bytes, t, inter);
     const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
     const double linears[] = {gemm(profile, layout, x.tokens, x.hidden, (x.hidden + 2 * x.kv) / x.t),
                               gemm(profile, layout, x.tokens, x.hidden / x.t, x.hidden),
                               gemm(profile, layout, x.tokens, x.hidden, mlp_in_width / x.t),
                               gemm(profile, layout, x.tokens, x.ffn / x.t, x.hidden)};
+    // All-gathers before QKV and MLP-in, reduce-scatters after the attention output and MLP-out.
+    const double collectives[] = {gather, scatter, gather, scatter};
     double exposed = 0;
-    for (const double linear : linears) exposed += std::max(0.0, collective - linear);
+    for (int i = 0; i < 4; ++i) exposed += std::max(0.0, collectives[i] - linears[i]);
     return exposed;
   }
-  if (x.sequence_parallel) return 2 * 2 * ring_collective_time(profile, bytes, t, 1, inter);
-  return 2 * ring_collective_time(profile, bytes, t, 2, inter);
+  if (x.sequence_parallel) {
+    return 2 * (collective_time(profile, Collective::kReduceScatter, bytes, t, inter) +
+                collective_time(profile, Collective::kAllGather, bytes, t, inter));
+  }
+  return 2 * collective_time(profile, Collective::kAllReduce, bytes, t, inter);
 }
 
 }  // namespace
@@ -197,6 +203,14 @@ double ring_collective_time(const HardwareProfile& profile, double bytes, int ra
   return steps * (latency + chunk / (bandwidth * efficiency));
 }
 
+double collective_time(const HardwareProfile& profile, Collective op, double bytes, int ranks, bool inter_node) {
+  if (ranks <= 1 || !(bytes > 0)) return 0;
+  if (!inter_node) {
+    if (const CollectiveTable* measured = profile.collective_table(op, ranks)) return measured->time(bytes);
+  }
+  return ring_collective_time(profile, bytes, ranks, op == Collective::kAllReduce ? 2 : 1, inter_node);
+}
+
 bool tensor_parallel_crosses_nodes(const HardwareProfile& profile, const TrainingLayout& layout) {
   return layout.tensor_parallel > profile.devices_per_node;
 }
@@ -211,8 +225,8 @@ namespace {
 double sequence_parallel_backward_gathers(const LayerShape& x, const HardwareProfile& profile,
                                           const TrainingLayout& layout) {
   if (!x.sequence_parallel || layout.tensor_parallel <= 1) return 0;
-  const double gather = ring_collective_time(profile, x.tokens * x.hidden * kActivationBytes, layout.tensor_parallel, 1,
-                                             tensor_parallel_crosses_nodes(profile, layout));
+  const double gather = collective_time(profile, Collective::kAllGather, x.tokens * x.hidden * kActivationBytes,
+                                        layout.tensor_parallel, tensor_parallel_crosses_nodes(profile, layout));
   const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
   const double qkv_dgrad = gemm(profile, layout, x.tokens, (x.hidden + 2 * x.kv) / x.t, x.hidden);
   const double mlp_in_dgrad = gemm(profile, layout, x.tokens, mlp_in_width / x.t, x.hidden);
@@ -264,9 +278,9 @@ PassTimes embedding_pass_times(const Architecture& arch, const TrainingLayout& l
   // Learned positions add one more read-read-write pass.
   times.forward.memory = profile.memory_time(2 * full) + (arch.learned_positions > 0 ? profile.memory_time(3 * full) : 0);
   if (layout.tensor_parallel > 1) {
-    times.forward.collective = ring_collective_time(profile, full, layout.tensor_parallel,
-                                                    x.sequence_parallel ? 1 : 2,
-                                                    tensor_parallel_crosses_nodes(profile, layout));
+    times.forward.collective =
+        collective_time(profile, x.sequence_parallel ? Collective::kReduceScatter : Collective::kAllReduce, full,
+                        layout.tensor_parallel, tensor_parallel_crosses_nodes(profile, layout));
   }
   // No input gradient to send; the weight gradient scatter-adds dY into the table's rows.
   times.weight_grad.memory = profile.memory_time(3 * full);
@@ -294,14 +308,17 @@ PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& lay
   times.forward.memory += profile.memory_time(14 * logits);
   times.input_grad.memory += profile.memory_time(6 * logits);
   if (layout.tensor_parallel > 1) {
-    times.forward.collective = 3 * ring_collective_time(profile, 4 * x.tokens, layout.tensor_parallel, 2, inter);
+    times.forward.collective =
+        3 * collective_time(profile, Collective::kAllReduce, 4 * x.tokens, layout.tensor_parallel, inter);
     // Sequence parallelism gathers the final norm's output before the head and scatters its
     // gradient after; without it the input gradient is all-reduced (the f operator's conjugate).
     const double full = x.tokens * x.hidden * kActivationBytes;
     times.forward.collective +=
-        x.sequence_parallel ? ring_collective_time(profile, full, layout.tensor_parallel, 1, inter) : 0;
-    times.input_grad.collective = ring_collective_time(profile, full, layout.tensor_parallel,
-                                                       x.sequence_parallel ? 1 : 2, inter);
+        x.sequence_parallel ? collective_time(profile, Collective::kAllGather, full, layout.tensor_parallel, inter)
+                            : 0;
+    times.input_grad.collective =
+        collective_time(profile, x.sequence_parallel ? Collective::kReduceScatter : Collective::kAllReduce, full,
+                        layout.tensor_parallel, inter);
   }
   return times;
 }

@@ -61,6 +61,11 @@ struct PassTimes {
 // the link latency per step and the link efficiency at the chunk size.
 double ring_collective_time(const HardwareProfile& profile, double bytes, int ranks, int phases, bool inter_node);
 
+// Seconds of `op` on a `bytes` tensor among `ranks` GPUs: from the profile's measured table for that
+// operation and group size when the group fits in a node and the profile has one (collectives.hpp),
+// otherwise derived as a ring (all-reduce two phases; reduce-scatter, all-gather and all-to-all one).
+double collective_time(const HardwareProfile& profile, Collective op, double bytes, int ranks, bool inter_node);
+
 // Whether the t ranks of one tensor-parallel group span more than one node.
 bool tensor_parallel_crosses_nodes(const HardwareProfile& profile, const TrainingLayout& layout);
 

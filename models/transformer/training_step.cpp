@@ -110,7 +110,7 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
     const double gradient_bytes = kGradientBytes * static_cast<double>(setup.arch.vocab) /
                                   setup.layout.tensor_parallel * static_cast<double>(setup.arch.hidden);
     figures.embedding_reduce_time =
-        ring_collective_time(setup.hardware, gradient_bytes, 2, 2, model.crosses_nodes(first, last));
+        collective_time(setup.hardware, Collective::kAllReduce, gradient_bytes, 2, model.crosses_nodes(first, last));
     const double both_reduced =
         std::max(figures.collectives[static_cast<std::size_t>(first)].reduce_end,
                  figures.collectives[static_cast<std::size_t>(last)].reduce_end);

@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "models/hardware/collectives.hpp"
+
 namespace ppsim::calibrate {
 
 // Number formats of a GEMM: inputs and outputs in `bf16`/`fp16` with FP32 accumulation, `tf32`
@@ -125,6 +127,12 @@ class Backend {
   virtual Spread memory_kernel(MemoryKernel kernel, const MemoryShape& shape) = 0;
   virtual std::vector<LinkSpec> links() = 0;
   virtual Spread link_copy(const LinkSpec& link, std::int64_t bytes) = 0;
+
+  // Group sizes the backend can time collectives over (none: it cannot), and one collective on a
+  // tensor of `bytes` among the first `ranks` devices: NCCL on GPUs, threads for the CPU's stand-in.
+  // `bytes` is the whole tensor (collectives.hpp) and a multiple of 4 * ranks.
+  virtual std::vector<int> collective_ranks() { return {}; }
+  virtual Spread collective(Collective /*op*/, int /*ranks*/, std::int64_t /*bytes*/) { return {}; }
 
   // Facts the backend learned while measuring (e.g. the SM clock seen under load), appended to
   // the device facts after the run.

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tools/calibrate/cpu_collectives.hpp"
 #include "tools/calibrate/cpu_kernels.hpp"
 #include "tools/calibrate/measure.hpp"
 
@@ -142,6 +143,22 @@ class CpuBackend final : public Backend {
     std::vector<char> dst(src.size(), 1);
     escape(dst.data());
     return time([&] { std::memcpy(dst.data(), src.data(), src.size()); });
+  }
+
+  // The stand-in for NCCL (cpu_collectives.hpp): 2 threads, and 4 where the CPU has 4 hardware
+  // threads, so that no rank waits for a core.
+  std::vector<int> collective_ranks() override {
+    std::vector<int> ranks{2};
+    if (std::thread::hardware_concurrency() >= 4) ranks.push_back(4);
+    return ranks;
+  }
+
+  Spread collective(Collective op, int ranks, std::int64_t bytes) override {
+    CpuCollectiveGroup group(ranks, bytes / 4);
+    return measure(options_.measure, [&] {
+      flush_caches();
+      return group.run(op);
+    });
   }
 
  private:

@@ -14,6 +14,9 @@
 #include "tools/calibrate/cuda_check.cuh"
 #include "tools/calibrate/cuda_kernels.cuh"
 #include "tools/calibrate/measure.hpp"
+#ifdef PPSIM_CALIBRATE_HAVE_NCCL
+#include "tools/calibrate/nccl_collectives.cuh"
+#endif
 
 namespace ppsim::calibrate {
 namespace {
@@ -236,6 +239,9 @@ class CudaBackend final : public Backend {
     info.details.emplace_back("runtime_cuda_version", version_text(runtime));
     info.details.emplace_back("cublaslt_version", static_cast<std::int64_t>(cublasLtGetVersion()));
     info.details.emplace_back("gpus_in_node", std::int64_t{devices_});
+#ifdef PPSIM_CALIBRATE_HAVE_NCCL
+    info.details.emplace_back("nccl_version", std::int64_t{NcclCollectives::version()});
+#endif
     return info;
   }
 
@@ -404,6 +410,30 @@ class CudaBackend final : public Backend {
     return {};
   }
 
+  // NCCL among the first 2, 4, 8 ... GPUs and among all of them (collectives.hpp); without NCCL in
+  // the build, none, and the profile's collectives stay derived from its link figures.
+  std::vector<int> collective_ranks() override {
+    std::vector<int> ranks;
+#ifdef PPSIM_CALIBRATE_HAVE_NCCL
+    for (int n = 2; n <= devices_; n *= 2) ranks.push_back(n);
+    if (devices_ > 2 && (devices_ & (devices_ - 1)) != 0) ranks.push_back(devices_);
+#endif
+    return ranks;
+  }
+
+  Spread collective(Collective op, int ranks, std::int64_t bytes) override {
+#ifdef PPSIM_CALIBRATE_HAVE_NCCL
+    if (!nccl_) nccl_ = std::make_unique<NcclCollectives>(options_);
+    require_memory(2 * static_cast<std::size_t>(bytes), "a collective of " + std::to_string(bytes) + " bytes");
+    return nccl_->time(op, ranks, bytes);
+#else
+    (void)op;
+    (void)ranks;
+    (void)bytes;
+    return {};
+#endif
+  }
+
   std::vector<std::pair<std::string, InfoValue>> facts_after_run() override {
     // The SM clock seen after the run, warm: one spin of 2e7 cycles (about 10 ms) timed by events.
     constexpr long long kCycles = 20'000'000;
@@ -490,6 +520,9 @@ class CudaBackend final : public Backend {
   DeviceBuffer workspace_;
   DeviceBuffer flush_;
   int flush_value_ = 0;
+#ifdef PPSIM_CALIBRATE_HAVE_NCCL
+  std::unique_ptr<NcclCollectives> nccl_;
+#endif
 };
 
 }  // namespace

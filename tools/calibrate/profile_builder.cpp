@@ -64,6 +64,30 @@ Json link_model_json(const LinkChoice& choice, const LinkModel& model) {
   return Json{{"from", choice.from}, {"links", labels}, {"latency", model.latency}, {"bandwidth", model.bandwidth}};
 }
 
+// One table per (operation, group size): bus bandwidth bytes * bus_factor / median seconds, by
+// bytes, equal sizes merged at their median, 4 significant digits. Groups larger than a node (a
+// CPU's hardware threads, a node's GPUs) are not kept: the profile's tables are intra-node ones.
+std::vector<CollectiveTable> collective_tables(const std::vector<CollectiveMeasurement>& measured, int devices) {
+  std::map<std::pair<int, int>, std::map<std::int64_t, std::vector<double>>> by_group;
+  for (const CollectiveMeasurement& c : measured) {
+    if (c.ranks < 2 || c.ranks > devices || !(c.seconds.median > 0)) continue;
+    const double bandwidth = static_cast<double>(c.bytes) * bus_factor(c.op, c.ranks) / c.seconds.median;
+    by_group[{static_cast<int>(c.op), c.ranks}][c.bytes].push_back(bandwidth);
+  }
+  std::vector<CollectiveTable> tables;
+  for (const auto& [group, sizes] : by_group) {
+    std::vector<BusBandwidthPoint> points;
+    for (const auto& [bytes, bandwidths] : sizes) {
+      points.push_back({static_cast<double>(bytes), round_significant(median_of(bandwidths), 4)});
+    }
+    auto table = CollectiveTable::create(static_cast<Collective>(group.first), group.second, std::move(points));
+    // Sizes come sorted and unique from the map, bandwidths positive: a refusal is a bug here.
+    if (!table.ok) throw std::logic_error("calibrated collective table: " + table.error);
+    tables.push_back(std::move(table.value));
+  }
+  return tables;
+}
+
 }  // namespace
 
 double round_significant(double value, int digits) {
@@ -288,6 +312,7 @@ BuiltProfile build_profile(const Measurements& m, const BuildContext& context) {
     link_fits["inter_node"] = link_model_json(inter, model);
   }
   p.latency_assumed = intra_from_preset;
+  p.collectives = collective_tables(m.collectives, p.devices_per_node);
 
   // Source, in words.
   std::string source =
@@ -308,6 +333,11 @@ BuiltProfile build_profile(const Measurements& m, const BuildContext& context) {
   source += "Intra-node link: " +
             (intra_from_preset ? "the preset's NVLink figures (one GPU: no peer to measure)" : intra.from) +
             "; inter-node link: " + inter.from + "; both fitted to latency + bytes / bandwidth.";
+  if (!p.collectives.empty()) {
+    source += gpu ? " Collectives: NCCL among the GPUs of this node, bus bandwidth by message size."
+                  : " Collectives: the CPU stand-in, ring algorithms among threads in shared memory, bus bandwidth by "
+                    "message size.";
+  }
   p.source = source;
 
   // The record of the run.
@@ -369,6 +399,17 @@ BuiltProfile build_profile(const Measurements& m, const BuildContext& context) {
                          {"bandwidth", round_significant(rate(static_cast<double>(l.bytes), l.seconds), 4)}});
   }
   cal["links"] = links;
+  Json collectives = Json::array();
+  for (const CollectiveMeasurement& c : m.collectives) {
+    collectives.push_back(
+        Json{{"op", collective_name(c.op)},
+             {"ranks", c.ranks},
+             {"bytes", c.bytes},
+             {"seconds", spread_json(c.seconds)},
+             {"bus_bandwidth",
+              round_significant(rate(static_cast<double>(c.bytes) * bus_factor(c.op, c.ranks), c.seconds), 4)}});
+  }
+  if (!collectives.empty()) cal["collectives"] = collectives;
   return {std::move(p), std::move(cal)};
 }
 

@@ -1,5 +1,6 @@
 #include "tools/calibrate/runner.hpp"
 
+#include <algorithm>
 #include <ostream>
 
 namespace ppsim::calibrate {
@@ -28,6 +29,21 @@ Measurements run_plan(Backend& backend, const CalibrationPlan& plan, std::ostrea
   say("links: " + std::to_string(links.size()) + " x " + std::to_string(plan.link_bytes.size()) + " sizes");
   for (const LinkSpec& link : links) {
     for (const std::int64_t bytes : plan.link_bytes) m.links.push_back({link, bytes, backend.link_copy(link, bytes)});
+  }
+  const std::vector<int> groups = backend.collective_ranks();
+  if (!groups.empty()) {
+    say("collectives: 4 operations x " + std::to_string(groups.size()) + " group sizes x " +
+        std::to_string(plan.link_bytes.size()) + " sizes");
+  }
+  for (const Collective op : kAllCollectives) {
+    for (const int ranks : groups) {
+      for (const std::int64_t bytes : plan.link_bytes) {
+        // Whole 4-byte elements, split evenly over the ranks.
+        const std::int64_t unit = 4 * std::int64_t{ranks};
+        const std::int64_t size = std::max(unit, bytes / unit * unit);
+        m.collectives.push_back({op, ranks, size, backend.collective(op, ranks, size)});
+      }
+    }
   }
   for (auto& fact : backend.facts_after_run()) m.device.details.push_back(std::move(fact));
   return m;

@@ -28,6 +28,13 @@ struct LinkMeasurement {
   Spread seconds;
 };
 
+struct CollectiveMeasurement {
+  Collective op = Collective::kAllReduce;
+  int ranks = 2;
+  std::int64_t bytes = 0;
+  Spread seconds;
+};
+
 struct Measurements {
   std::string backend;
   std::string method;
@@ -36,6 +43,7 @@ struct Measurements {
   std::vector<GemmMeasurement> gemms;
   std::vector<MemoryMeasurement> memory;
   std::vector<LinkMeasurement> links;
+  std::vector<CollectiveMeasurement> collectives;
 };
 
 // Times every planned operation once per plan entry (GEMMs once per precision). `progress`, when

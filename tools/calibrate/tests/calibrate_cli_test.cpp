@@ -123,19 +123,22 @@ TEST_CASE("The CPU backend at --quick sizes writes a measured profile the reader
   CHECK_FALSE(loaded.profile.efficiency_assumed);
   CHECK_THAT(loaded.profile.source, Contains("best measured GEMM rate"));
   CHECK_THAT(loaded.profile.source, Contains("best measured copy rate"));
-  // The same top-level keys, in the same order, as the datasheet profiles (their descriptive
-  // "datasheet" and "efficiency_note" aside), plus the record of the run.
+  // The same top-level keys as the datasheet profiles (their descriptive "datasheet" and
+  // "efficiency_note" aside), plus the record of the run and the measured collectives, which only
+  // a measured profile has.
   const json preset = read(std::string(PPSIM_SOURCE_DIR) + "/configs/hardware/h200-sxm-141gb.json");
   std::vector<std::string> preset_keys, keys;
   for (const auto& item : preset.items()) {
     if (item.key() != "datasheet" && item.key() != "efficiency_note") preset_keys.push_back(item.key());
   }
   for (const auto& item : j.items()) {
-    if (item.key() != "calibration") keys.push_back(item.key());
+    if (item.key() != "calibration" && item.key() != "collectives") keys.push_back(item.key());
   }
   std::sort(preset_keys.begin(), preset_keys.end());
   std::sort(keys.begin(), keys.end());
   CHECK(keys == preset_keys);
+  CHECK(j.at("collectives").size() == loaded.profile.collectives.size());
+  CHECK_FALSE(loaded.profile.collectives.empty());
 
   const json& cal = loaded.calibration;
   REQUIRE(cal.is_object());

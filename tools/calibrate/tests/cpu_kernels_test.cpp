@@ -1,5 +1,6 @@
 // The CPU backend's kernels compute what they claim (the timings would mean nothing otherwise), and
 // the timing loop's statistics.
+#include "tools/calibrate/cpu_collectives.hpp"
 #include "tools/calibrate/cpu_kernels.hpp"
 
 #include <catch2/catch.hpp>
@@ -147,4 +148,51 @@ TEST_CASE("The timing loop runs the warm-up untimed, then between min_runs and m
   CHECK(ppsim::calibrate::measure(options, [&] { return ++calls, 1e-9; }).runs == 10);
   // Slow runs still reach min_runs.
   CHECK(ppsim::calibrate::measure(options, [] { return 5.0; }).runs == 3);
+}
+
+TEST_CASE("The CPU stand-in's ring collectives compute what NCCL's do") {
+  const int ranks = GENERATE(2, 3, 4);
+  const std::int64_t chunk = 5;
+  const std::int64_t elements = chunk * ranks;
+  INFO(ranks << " ranks");
+  ppsim::calibrate::CpuCollectiveGroup group(ranks, elements);
+  auto reset = [&] {
+    for (int r = 0; r < ranks; ++r) group.fill(r, 100.0f * static_cast<float>(r));  // rank r: 100r, 100r + 1, ...
+  };
+  // Element i summed over the ranks: sum_r (100 r + i) = 100 n(n-1)/2 + n i.
+  auto sum = [&](std::int64_t i) { return static_cast<float>(100 * ranks * (ranks - 1) / 2 + ranks * i); };
+  reset();
+  CHECK(group.run(ppsim::Collective::kAllReduce) > 0);
+  for (int r = 0; r < ranks; ++r) {
+    for (std::int64_t i = 0; i < elements; ++i) CHECK(group.data(r)[static_cast<std::size_t>(i)] == sum(i));
+  }
+  reset();
+  group.run(ppsim::Collective::kReduceScatter);
+  for (int r = 0; r < ranks; ++r) {
+    const std::int64_t owned = (r + 1) % ranks;  // the chunk rank r ends with
+    for (std::int64_t i = owned * chunk; i < (owned + 1) * chunk; ++i) {
+      CHECK(group.data(r)[static_cast<std::size_t>(i)] == sum(i));
+    }
+  }
+  // All-gather spreads each rank's owned chunk (r + 1) mod n: afterwards every rank holds every
+  // chunk as its owner had it.
+  reset();
+  group.run(ppsim::Collective::kAllGather);
+  for (int r = 0; r < ranks; ++r) {
+    for (std::int64_t i = 0; i < elements; ++i) {
+      const std::int64_t owner = (i / chunk + ranks - 1) % ranks;
+      CHECK(group.data(r)[static_cast<std::size_t>(i)] == 100.0f * static_cast<float>(owner) + static_cast<float>(i));
+    }
+  }
+  reset();
+  group.run(ppsim::Collective::kAllToAll);
+  for (int r = 0; r < ranks; ++r) {
+    for (int j = 0; j < ranks; ++j) {
+      for (std::int64_t i = 0; i < chunk; ++i) {
+        // Slot j of rank r's output is chunk r of rank j's input.
+        CHECK(group.output(r)[static_cast<std::size_t>(j * chunk + i)] ==
+              100.0f * static_cast<float>(j) + static_cast<float>(r * chunk + i));
+      }
+    }
+  }
 }

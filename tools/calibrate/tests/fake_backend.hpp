@@ -22,6 +22,10 @@ struct FakeMachine {
   double link_latency = 5e-6;  // every copy: latency + bytes / link_bandwidth
   double link_bandwidth = 2e10;
   double host_link_bandwidth = 1e10;
+  // Collectives among 2 .. `devices` ranks (none with one device): every one takes
+  // collective_latency + bytes * bus_factor / collective_bus_bandwidth.
+  double collective_latency = 10e-6;
+  double collective_bus_bandwidth = 1e11;
 };
 
 class FakeBackend final : public Backend {
@@ -64,6 +68,15 @@ class FakeBackend final : public Backend {
     const bool host = link.kind == LinkSpec::kHostToDevice || link.kind == LinkSpec::kDeviceToHost;
     return exact(machine_.link_latency +
                  static_cast<double>(bytes) / (host ? machine_.host_link_bandwidth : machine_.link_bandwidth));
+  }
+  std::vector<int> collective_ranks() override {
+    std::vector<int> ranks;
+    for (int n = 2; n <= machine_.devices; n *= 2) ranks.push_back(n);
+    return ranks;
+  }
+  Spread collective(Collective op, int ranks, std::int64_t bytes) override {
+    return exact(machine_.collective_latency +
+                 static_cast<double>(bytes) * bus_factor(op, ranks) / machine_.collective_bus_bandwidth);
   }
 
  private:

@@ -207,3 +207,32 @@ TEST_CASE("A built profile survives the JSON writer and reader unchanged") {
   // The reader parses into a sorted-key document, so compare values, not key order.
   CHECK(nlohmann::json::parse(loaded.calibration.dump()) == nlohmann::json::parse(built.calibration.dump()));
 }
+
+TEST_CASE("Collectives become bus-bandwidth tables per operation and group size that give back each time") {
+  FakeMachine machine;
+  machine.backend = "cuda";
+  machine.device_name = "NVIDIA H100 80GB HBM3";
+  machine.devices = 8;
+  const auto built = calibrate_fake(machine);
+  const HardwareProfile& p = built.profile;
+  REQUIRE(ppsim::validate_hardware_profile(p).empty());
+  REQUIRE(p.collectives.size() == 4 * 3);  // 4 operations x groups of 2, 4 and 8
+  CHECK_THAT(p.source, Contains("Collectives: NCCL"));
+  for (const ppsim::Collective op : ppsim::kAllCollectives) {
+    for (const int ranks : {2, 4, 8}) {
+      const ppsim::CollectiveTable* table = p.collective_table(op, ranks);
+      REQUIRE(table != nullptr);
+      for (const ppsim::BusBandwidthPoint& point : table->points()) {
+        INFO(ppsim::collective_name(op) << " over " << ranks << " at " << point.bytes);
+        const double seconds = machine.collective_latency + point.bytes * ppsim::bus_factor(op, ranks) /
+                                                                machine.collective_bus_bandwidth;
+        CHECK_THAT(point.bandwidth, WithinRel(point.bytes * ppsim::bus_factor(op, ranks) / seconds, 1e-3));
+        CHECK_THAT(table->time(point.bytes), WithinRel(seconds, 1e-3));
+        // Latency weighs less as messages grow: the bus bandwidth rises towards the machine's.
+        CHECK(point.bandwidth < machine.collective_bus_bandwidth);
+      }
+      CHECK(table->points().back().bandwidth > table->points().front().bandwidth);
+    }
+  }
+  CHECK(built.calibration.at("collectives").size() == 4 * 3 * ppsim::calibrate::plan_scale("cuda", false).link_bytes.size());
+}

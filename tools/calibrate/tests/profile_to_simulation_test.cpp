@@ -121,3 +121,19 @@ TEST_CASE("The cost model's layer times follow the measured tables: halve a tabl
   // And the simulated pipeline is slower with the slower GEMMs.
   CHECK(simulate_1f1b(slow_gemm) > simulate_1f1b(measured));
 }
+
+TEST_CASE("The CPU stand-in's measured all-reduce times a tensor-parallel layer's collectives") {
+  const HardwareProfile& profile = measured_cpu_profile();
+  const ppsim::CollectiveTable* all_reduce = profile.collective_table(ppsim::Collective::kAllReduce, 2);
+  if (profile.devices_per_node < 2) {
+    CHECK(all_reduce == nullptr);  // one hardware thread: no group fits, the tables are dropped
+    return;
+  }
+  REQUIRE(all_reduce != nullptr);
+  ppsim::TrainingLayout layout = small_layout();
+  layout.tensor_parallel = 2;
+  // Two all-reduces of the T x h bf16 activations in F, each as the table says.
+  const double bytes = 2.0 * static_cast<double>(layout.seq * layout.micro_batch * small_model().hidden);
+  const ppsim::PassTimes times = ppsim::layer_pass_times(small_model(), layout, profile);
+  CHECK_THAT(times.forward.collective, WithinRel(2 * all_reduce->time(bytes), 1e-12));
+}
