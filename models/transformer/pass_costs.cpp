@@ -198,7 +198,7 @@ double ring_collective_time(const HardwareProfile& profile, double bytes, int ra
   const double chunk = bytes / ranks;
   const double bandwidth = inter_node ? profile.inter_node_bandwidth : profile.intra_node_bandwidth;
   const double latency = inter_node ? profile.inter_node_latency : profile.intra_node_latency;
-  const double efficiency = (inter_node ? profile.inter_link : profile.intra_link).at(chunk);
+  const double efficiency = (inter_node ? profile.inter_link : profile.intra_link).at(bytes);
   const double steps = static_cast<double>(phases) * (ranks - 1);
   return steps * (latency + chunk / (bandwidth * efficiency));
 }

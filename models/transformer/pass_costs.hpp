@@ -58,7 +58,10 @@ struct PassTimes {
 // Seconds of a ring collective among `ranks` GPUs on the link of `profile` (intra-node when
 // `inter_node` is false): `bytes` is the full tensor; each rank sends (ranks - 1) chunks of
 // bytes / ranks per phase (one phase for reduce-scatter or all-gather, two for all-reduce), paying
-// the link latency per step and the link efficiency at the chunk size.
+// the link latency per step. The link efficiency is the one at the whole tensor's size, not at one
+// chunk's: NCCL pipelines the steps of a ring, so its own cost model (src/graph/tuning.cc,
+// ncclTopoGetAlgoTime) is one latency per step plus nBytes over an algorithm bandwidth that does not
+// depend on the chunk, with the protocol (and so the achieved bandwidth) chosen by nBytes.
 double ring_collective_time(const HardwareProfile& profile, double bytes, int ranks, int phases, bool inter_node);
 
 // Seconds of `op` on a `bytes` tensor among `ranks` GPUs: from the profile's measured table for that
