@@ -551,15 +551,17 @@ Deadlock Engine::describe_deadlock() const {
           const int stage = static_cast<int>(k / index(m_));
           const int microbatch = static_cast<int>(k % index(m_));
           const std::string what = forward ? to_string({stage, Op::kForward, microbatch}) + "'s input"
-                                           : "the gradient of stage " + std::to_string(stage) + ", micro-batch " +
-                                                 std::to_string(microbatch);
+                                           : "the gradient from stage " + std::to_string(stage + 1) + " to stage " +
+                                                 std::to_string(stage) + ", micro-batch " + std::to_string(microbatch);
           waits += (waits.empty() ? "" : " and ") + std::string("device ") +
                    std::to_string(program.stage_device[index(stage)]) + " to post the receive of " + what +
                    " (paired sends block)";
         }
       }
-      const std::size_t step = std::min(state.pc, list.size() - 1);
-      deadlock.devices.push_back({d, state.pc, list[step], std::move(waits)});
+      // The op whose send holds the device: the one before pc, or the pair before it.
+      std::size_t step = state.pc - 1;
+      if (step > 0 && list[step - 1].fused_with_next) --step;
+      deadlock.devices.push_back({d, step, list[step], std::move(waits)});
       continue;
     }
     if (state.pc >= list.size()) continue;

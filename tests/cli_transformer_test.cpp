@@ -20,6 +20,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 using Run = ppsim::test::CliRun;
+using ppsim::test::TempDir;
 constexpr auto ppsim_cli = ppsim::test::cli;
 
 std::string source_path(const std::string& relative) { return std::string(PPSIM_SOURCE_DIR) + "/" + relative; }
@@ -300,19 +301,31 @@ TEST_CASE("pipeline sends default to Megatron's: paired for 1f1b, asynchronous f
   const nlohmann::json a = nlohmann::json::parse(megatron_1f1b.out);
   const nlohmann::json b = nlohmann::json::parse(overlapped_1f1b.out);
   CHECK(a["scenario"]["comm"] == "paired");
-  CHECK(a["scenario"]["overlap-p2p-comm"] == nullptr);
+  CHECK(a["scenario"]["overlap-p2p-comm"] == false);  // what ran
   CHECK(b["scenario"]["comm"] == "overlap");
   CHECK(b["scenario"]["overlap-p2p-comm"] == true);
   // Blocking sends can only lengthen the step.
   CHECK(a["training"]["step_time"].get<double>() > b["training"]["step_time"].get<double>());
   CHECK(nlohmann::json::parse(interleaved.out)["scenario"]["comm"] == "overlap");
   CHECK(nlohmann::json::parse(paired_interleaved.out)["scenario"]["comm"] == "paired");
-  // An explicit --comm wins, and cannot be combined with --overlap-p2p-comm.
+  // An explicit --comm wins; with --overlap-p2p-comm too, the two must agree.
   CHECK(nlohmann::json::parse(with("1f1b", {"--comm", "overlap"}).out)["scenario"]["comm"] == "overlap");
-  const Run both = with("1f1b", {"--comm", "overlap", "--overlap-p2p-comm"});
+  CHECK(with("1f1b", {"--comm", "overlap", "--overlap-p2p-comm"}).status == ppsim::kExitOk);
+  CHECK(with("1f1b", {"--comm", "paired", "--no-overlap-p2p-comm"}).status == ppsim::kExitOk);
+  const Run both = with("1f1b", {"--comm", "blocking", "--overlap-p2p-comm"});
   CHECK(both.status == ppsim::kExitBadInput);
-  CHECK(both.err == "ppsim: error: --overlap-p2p-comm: cannot be combined with --comm, which already says how pipeline "
-                    "messages are sent\n");
+  CHECK(both.err == "ppsim: error: --overlap-p2p-comm: true disagrees with --comm blocking\n");
+  // Paired sends are Megatron's, for its own schedules only.
+  const Run zb = with("zb-h1", {"--no-overlap-p2p-comm"});
+  CHECK(zb.status == ppsim::kExitBadInput);
+  CHECK(zb.err == "ppsim: error: --no-overlap-p2p-comm: false (Megatron's paired sends) applies to 1f1b and "
+                  "interleaved-1f1b, not to zb-h1, whose runtime sends asynchronously; --comm paired forces it\n");
+  // A report's scenario reads back as a config and runs the same.
+  TempDir dir("p2p-scenario");
+  std::ofstream(dir.file("scenario.json")) << a["scenario"].dump();
+  const Run again = ppsim_cli({"run", "-c", dir.file("scenario.json"), "--format", "json"});
+  REQUIRE(again.status == ppsim::kExitOk);
+  CHECK(nlohmann::json::parse(again.out)["training"]["step_time"] == a["training"]["step_time"]);
   // Without --model the default stays overlap, as before.
   const Run plain = ppsim_cli({"run", "-s", "1f1b", "--format", "json"});
   CHECK(nlohmann::json::parse(plain.out)["scenario"]["comm"] == "overlap");

@@ -365,3 +365,11 @@ TEST_CASE("A collective table gives nccl-tests' bus bandwidth by size and times 
   CHECK(ppsim::parse_collective("reduce_scatter") == ppsim::Collective::kReduceScatter);
   CHECK_FALSE(ppsim::parse_collective("reduce-scatter"));
 }
+
+TEST_CASE("A collective smaller than the smallest measured size takes that size's time") {
+  const auto table = ppsim::CollectiveTable::create(ppsim::Collective::kAllGather, 4, {{4096, 1e9}, {1e6, 1e11}});
+  REQUIRE(table.ok);
+  CHECK(table.value.time(100) == table.value.time(4096));
+  CHECK_THAT(table.value.time(4096), WithinRel(4096 * 0.75 / 1e9, 1e-15));
+  CHECK(table.value.time(8192) > table.value.time(4096));
+}

@@ -439,3 +439,26 @@ TEST_CASE("A measured collective table replaces the derived ring inside a node, 
   CHECK_THAT(ppsim::collective_time(machine, ppsim::Collective::kAllReduce, bytes, 2, true),
              WithinRel(ppsim::ring_collective_time(machine, bytes, 2, 2, true), 1e-12));
 }
+
+TEST_CASE("With --tp-comm-overlap the input-gradient pass pairs each linear with the conjugate collective") {
+  // F hides an all-gather behind QKV and MLP-in and a reduce-scatter behind the other two; I the
+  // reverse. Swap a slow and a fast measured table between the two operations and F's exposed time
+  // becomes I's. The fast one (1e15 B/s) hides entirely, so the SP backward gathers add nothing.
+  const Architecture arch = gpt();
+  TrainingLayout l = layout(2, true);
+  l.sequence_parallel = true;
+  l.tp_comm_overlap = true;
+  auto machine_with = [](double gather, double scatter) {
+    HardwareProfile p = ideal_machine();
+    p.collectives.push_back(
+        ppsim::CollectiveTable::create(ppsim::Collective::kAllGather, 2, {{1e3, gather}, {1e10, gather}}).value);
+    p.collectives.push_back(
+        ppsim::CollectiveTable::create(ppsim::Collective::kReduceScatter, 2, {{1e3, scatter}, {1e10, scatter}}).value);
+    return p;
+  };
+  const PassTimes slow_gather = ppsim::layer_pass_times(arch, l, machine_with(1e9, 1e15));
+  const PassTimes slow_scatter = ppsim::layer_pass_times(arch, l, machine_with(1e15, 1e9));
+  REQUIRE(slow_gather.forward.collective > 0);
+  CHECK_THAT(slow_scatter.input_grad.collective, WithinRel(slow_gather.forward.collective, 1e-12));
+  CHECK(slow_gather.forward.collective != slow_scatter.forward.collective);
+}

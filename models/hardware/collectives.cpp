@@ -86,7 +86,9 @@ double CollectiveTable::bus_bandwidth(double bytes) const {
 
 double CollectiveTable::time(double bytes) const {
   if (!(bytes > 0)) return 0;
-  return bytes * bus_factor(op_, ranks_) / bus_bandwidth(bytes);
+  // Below the smallest measured size a collective is latency-bound: no faster than that size.
+  const double timed = std::max(bytes, points_.front().bytes);
+  return timed * bus_factor(op_, ranks_) / bus_bandwidth(timed);
 }
 
 }  // namespace ppsim

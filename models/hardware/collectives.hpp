@@ -52,7 +52,8 @@ class CollectiveTable {
   // first / last point outside them (as EfficiencyTable interpolates).
   double bus_bandwidth(double bytes) const;
   // Seconds of the collective on a `bytes` tensor: bytes * bus_factor / bus_bandwidth(bytes); 0 for
-  // an empty tensor.
+  // an empty tensor. Below the smallest measured size it takes that size's time: small collectives
+  // are latency-bound, so holding the bandwidth there would make them ever faster.
   double time(double bytes) const;
 
   friend bool operator==(const CollectiveTable&, const CollectiveTable&) = default;

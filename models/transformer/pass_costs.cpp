@@ -133,7 +133,8 @@ double attention_dropout(const LayerShape& x, const HardwareProfile& profile) {
 
 // The tensor-parallel collectives of one pass: two all-reduces, or two reduce-scatter + all-gather
 // pairs under sequence parallelism.
-double layer_collectives(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
+double layer_collectives(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout,
+                         bool backward) {
   if (layout.tensor_parallel <= 1) return 0;
   const double bytes = x.tokens * x.hidden * kActivationBytes;
   const bool inter = tensor_parallel_crosses_nodes(profile, layout);
@@ -150,8 +151,12 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
                               gemm(profile, layout, x.tokens, x.hidden / x.t, x.hidden),
                               gemm(profile, layout, x.tokens, x.hidden, mlp_in_width / x.t),
                               gemm(profile, layout, x.tokens, x.ffn / x.t, x.hidden)};
-    // All-gathers before QKV and MLP-in, reduce-scatters after the attention output and MLP-out.
-    const double collectives[] = {gather, scatter, gather, scatter};
+    // F: all-gathers before QKV and MLP-in, reduce-scatters after the attention output and MLP-out.
+    // I runs the conjugates: a reduce-scatter after the QKV and MLP-in input gradients, an
+    // all-gather of dY before the attention-output and MLP-out ones.
+    const double forward_pairs[] = {gather, scatter, gather, scatter};
+    const double backward_pairs[] = {scatter, gather, scatter, gather};
+    const double* collectives = backward ? backward_pairs : forward_pairs;
     double exposed = 0;
     for (int i = 0; i < 4; ++i) exposed += std::max(0.0, collectives[i] - linears[i]);
     return exposed;
@@ -244,7 +249,7 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
   times.forward.attention = attention_forward(x, profile, layout);
   times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile) +
                          attention_dropout(x, profile) + fp8_casts(x, profile, layout, false);
-  times.forward.collective = layer_collectives(x, profile, layout);
+  times.forward.collective = layer_collectives(x, profile, layout, false);
 
   times.input_grad.gemm = gemms;
   times.input_grad.attention = attention_backward(x, profile, layout);
@@ -252,7 +257,7 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
       layer_memory_kernels(x, profile, true) + softmax_backward(x, profile) + attention_dropout(x, profile) +
       fp8_casts(x, profile, layout, true);
   times.input_grad.collective =
-      layer_collectives(x, profile, layout) + sequence_parallel_backward_gathers(x, profile, layout);
+      layer_collectives(x, profile, layout, true) + sequence_parallel_backward_gathers(x, profile, layout);
   switch (layout.recompute) {
     case Recompute::kNone:
       break;

@@ -2,6 +2,8 @@
 // Driving the command line in-process, and scratch directories for the files it writes: shared by
 // the CLI, picture, transformer and sweep tests.
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -30,10 +32,12 @@ inline CliRun cli(const std::vector<std::string>& args) {
   return run;
 }
 
-// A fresh directory under the system's temporary directory, removed at the end of the test.
+// A fresh directory under the system's temporary directory, removed at the end of the test. The
+// process id keeps two test runs on one machine (ctest -j, a second checkout) out of each other's files.
 struct TempDir {
   std::filesystem::path path;
-  explicit TempDir(const std::string& name) : path(std::filesystem::temp_directory_path() / ("ppsim-" + name)) {
+  explicit TempDir(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / ("ppsim-" + name + "-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }

@@ -26,8 +26,8 @@ void check_nccl(ncclResult_t status, const char* call) {
 // communicator costs far more than any collective it times.
 struct NcclCollectives::Group {
   int ranks = 0;
-  std::vector<ncclComm_t> comms;
-  std::vector<cudaStream_t> streams;
+  std::vector<ncclComm_t> comms;     // null until created
+  std::vector<cudaStream_t> streams;  // null until created
   std::vector<void*> send;
   std::vector<void*> recv;
   std::size_t capacity = 0;  // bytes of each buffer
@@ -37,20 +37,29 @@ struct NcclCollectives::Group {
     std::vector<int> devices(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)] = i;
     PPSIM_NCCL(ncclCommInitAll(comms.data(), n, devices.data()));
-    for (int i = 0; i < n; ++i) {
-      PPSIM_CUDA(cudaSetDevice(i));
-      PPSIM_CUDA(cudaStreamCreateWithFlags(&streams[static_cast<std::size_t>(i)], cudaStreamNonBlocking));
+    try {
+      for (int i = 0; i < n; ++i) {
+        PPSIM_CUDA(cudaSetDevice(i));
+        PPSIM_CUDA(cudaStreamCreateWithFlags(&streams[static_cast<std::size_t>(i)], cudaStreamNonBlocking));
+      }
+      PPSIM_CUDA(cudaSetDevice(0));
+    } catch (...) {
+      destroy();  // a constructor that throws runs no destructor
+      throw;
     }
-    PPSIM_CUDA(cudaSetDevice(0));
   }
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
-  ~Group() {
+  ~Group() { destroy(); }
+
+  void destroy() {
     release();
     for (int i = 0; i < ranks; ++i) {
       cudaSetDevice(i);
-      cudaStreamDestroy(streams[static_cast<std::size_t>(i)]);
-      ncclCommDestroy(comms[static_cast<std::size_t>(i)]);
+      if (streams[static_cast<std::size_t>(i)] != nullptr) cudaStreamDestroy(streams[static_cast<std::size_t>(i)]);
+      if (comms[static_cast<std::size_t>(i)] != nullptr) ncclCommDestroy(comms[static_cast<std::size_t>(i)]);
+      streams[static_cast<std::size_t>(i)] = nullptr;
+      comms[static_cast<std::size_t>(i)] = nullptr;
     }
     cudaSetDevice(0);
   }
@@ -87,6 +96,23 @@ struct NcclCollectives::Group {
     const std::size_t share = count / static_cast<std::size_t>(ranks);
     const auto begin = std::chrono::steady_clock::now();
     PPSIM_NCCL(ncclGroupStart());
+    try {
+      enqueue(op, count, share);
+    } catch (...) {
+      ncclGroupEnd();  // leave no group open behind a failed call
+      throw;
+    }
+    PPSIM_NCCL(ncclGroupEnd());
+    for (int i = 0; i < ranks; ++i) {
+      PPSIM_CUDA(cudaSetDevice(i));
+      PPSIM_CUDA(cudaStreamSynchronize(streams[static_cast<std::size_t>(i)]));
+    }
+    PPSIM_CUDA(cudaSetDevice(0));
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  }
+
+  // Every rank's call of one collective, inside the caller's group.
+  void enqueue(Collective op, std::size_t count, std::size_t share) {
     for (int i = 0; i < ranks; ++i) {
       const auto r = static_cast<std::size_t>(i);
       switch (op) {
@@ -108,13 +134,6 @@ struct NcclCollectives::Group {
           break;
       }
     }
-    PPSIM_NCCL(ncclGroupEnd());
-    for (int i = 0; i < ranks; ++i) {
-      PPSIM_CUDA(cudaSetDevice(i));
-      PPSIM_CUDA(cudaStreamSynchronize(streams[static_cast<std::size_t>(i)]));
-    }
-    PPSIM_CUDA(cudaSetDevice(0));
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   }
 };
 
@@ -129,6 +148,10 @@ NcclCollectives::Group& NcclCollectives::group(int ranks) {
 }
 
 Spread NcclCollectives::time(Collective op, int ranks, std::int64_t bytes) {
+  // Only one group holds buffers at a time: GPU 0 is in every group, and each keeps two tensors.
+  for (auto& [size, other] : groups_) {
+    if (size != ranks) other->release();
+  }
   Group& g = group(ranks);
   g.reserve(static_cast<std::size_t>(bytes));
   return measure(options_, [&] { return g.run(op, bytes); });

@@ -408,17 +408,21 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
     } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
                key == "distributed-optimizer" || key == "overlap-grad-reduce" || key == "overlap-param-gather" ||
-               key == "overlap-p2p-comm" ||
+               (key == "overlap-p2p-comm" && !value.is_null()) ||
                key == "tp-comm-overlap") {
       if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
       apply_setting_text(key, value.get<bool>() ? "true" : "false", source, scenario);
     } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
                key == "bucket-size") {
       apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
+    } else if (key == "overlap-p2p-comm") {  // null: Megatron's default, as a report's scenario writes it
+      scenario.overlap_p2p_comm.reset();
     } else if (key == "layers-per-stage") {
       if (value.is_string()) {
         scenario.layout.layers_per_stage = layer_list_from_text(value.get<std::string>(), source);
-      } else if (value.is_array() && !value.empty()) {
+      } else if (value.is_array() && value.empty()) {
+        scenario.layout.layers_per_stage.clear();  // the even split, as a report's scenario writes it
+      } else if (value.is_array()) {
         scenario.layout.layers_per_stage.clear();
         for (std::size_t i = 0; i < value.size(); ++i) {
           const std::string element = source + "[" + std::to_string(i) + "]";
@@ -426,7 +430,7 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
               value[i] == 0 ? 0 : count_from_json(value[i], element));
         }
       } else {
-        fail(source, "must be a non-empty list of layer counts, got " + json_excerpt(value));
+        fail(source, "must be a list of layer counts, got " + json_excerpt(value));
       }
     } else if (key == "workspace") {
       scenario.layout.workspace_bytes =
@@ -506,6 +510,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     }
     out["workspace"] = layout.workspace_bytes;
     // null: Megatron's default for the schedule (on with interleaving); "comm" says what ran.
+    // As given here (null: Megatron's default for the schedule); the report replaces it with what ran.
     out["overlap-p2p-comm"] =
         scenario.overlap_p2p_comm ? nlohmann::ordered_json(*scenario.overlap_p2p_comm) : nlohmann::ordered_json(nullptr);
     out["comm"] = comm_mode_name(scenario.comm);

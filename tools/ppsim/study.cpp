@@ -262,6 +262,13 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
   report.result = std::move(*outcome.result);
   report.scenario = scenario_to_json(scenario, name);
   report.scenario["comm"] = comm_mode_name(options.comm);  // as resolved for this schedule
+  if (report.scenario.contains("overlap-p2p-comm")) {
+    // What ran, so the scenario reads back as a config: true for asynchronous sends, false for
+    // paired ones, null for blocking (which is neither).
+    report.scenario["overlap-p2p-comm"] = options.comm == CommMode::kBlocking
+                                              ? nlohmann::ordered_json(nullptr)
+                                              : nlohmann::ordered_json(options.comm == CommMode::kOverlap);
+  }
   if (const auto* transformer = dynamic_cast<const TransformerCostModel*>(costs.get())) {
     std::vector<double> device_end;
     std::vector<std::int64_t> peak_activations;

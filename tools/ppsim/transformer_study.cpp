@@ -105,9 +105,24 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     throw InputError(scenario.source_of("tp-comm-overlap") + ": needs --sequence-parallel with t > 1, whose "
                                                             "all-gathers and reduce-scatters it overlaps");
   }
-  if (scenario.sources.count("comm") > 0 && scenario.sources.count("overlap-p2p-comm") > 0) {
-    throw InputError(scenario.source_of("overlap-p2p-comm") + ": cannot be combined with " +
-                     scenario.source_of("comm") + ", which already says how pipeline messages are sent");
+  const bool agree = scenario.overlap_p2p_comm && (*scenario.overlap_p2p_comm ? scenario.comm == CommMode::kOverlap
+                                                                                : scenario.comm == CommMode::kPaired);
+  if (scenario.sources.count("comm") > 0 && scenario.overlap_p2p_comm && !agree) {
+    // Both may be given when they agree (a report's scenario has both): overlap with true, paired
+    // with false.
+    throw InputError(scenario.source_of("overlap-p2p-comm") + ": " + (*scenario.overlap_p2p_comm ? "true" : "false") +
+                     " disagrees with " + scenario.source_of("comm") + " " + comm_mode_name(scenario.comm));
+  }
+  if (scenario.overlap_p2p_comm && !*scenario.overlap_p2p_comm && scenario.sources.count("comm") == 0) {
+    // Megatron's paired sends are its own schedules' (1F1B and interleaved 1F1B); the others'
+    // runtimes send asynchronously, and paired sends deadlock some of them (ZB-H2, ZB-V).
+    for (const std::string& schedule : scenario.schedules) {
+      if (schedule != "1f1b" && schedule != "interleaved-1f1b") {
+        throw InputError(scenario.source_of("overlap-p2p-comm") + ": false (Megatron's paired sends) applies to "
+                                                                 "1f1b and interleaved-1f1b, not to " + schedule +
+                         ", whose runtime sends asynchronously; --comm paired forces it");
+      }
+    }
   }
   if (layout.overlap_param_gather && !layout.distributed_optimizer) {
     // Megatron asserts the same (arguments.py): only the distributed optimizer gathers parameters.
