@@ -1,5 +1,7 @@
 #include "models/hardware/collectives.hpp"
 
+#include "models/hardware/efficiency.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -79,9 +81,7 @@ double CollectiveTable::bus_bandwidth(double bytes) const {
                                       [](double b, const BusBandwidthPoint& p) { return b < p.bytes; });
   const BusBandwidthPoint& hi = *upper;
   const BusBandwidthPoint& lo = *(upper - 1);
-  const double t = (std::log(bytes) - std::log(lo.bytes)) / (std::log(hi.bytes) - std::log(lo.bytes));
-  const double value = lo.bandwidth + t * (hi.bandwidth - lo.bandwidth);
-  return std::clamp(value, std::min(lo.bandwidth, hi.bandwidth), std::max(lo.bandwidth, hi.bandwidth));
+  return interpolate_in_log(lo.bytes, lo.bandwidth, hi.bytes, hi.bandwidth, bytes);
 }
 
 double CollectiveTable::time(double bytes) const {

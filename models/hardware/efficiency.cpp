@@ -55,12 +55,16 @@ double EfficiencyTable::at(double size) const {
                                       [](double s, const EfficiencyPoint& p) { return s < p.size; });
   const EfficiencyPoint& hi = *upper;
   const EfficiencyPoint& lo = *(upper - 1);
-  // At a table point `upper - 1` is that point and t is exactly 0, so the result is exact.
-  const double t = (std::log(size) - std::log(lo.size)) / (std::log(hi.size) - std::log(lo.size));
-  const double value = lo.fraction + t * (hi.fraction - lo.fraction);
-  // Rounding can put lo + 1 * (hi - lo) one ulp beyond hi; clamping to the segment's range keeps
+  return interpolate_in_log(lo.size, lo.fraction, hi.size, hi.fraction, size);
+}
+
+double interpolate_in_log(double x0, double y0, double x1, double y1, double x) {
+  // At x0 t is exactly 0, so a table's points come back exactly.
+  const double t = (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0));
+  const double value = y0 + t * (y1 - y0);
+  // Rounding can put y0 + 1 * (y1 - y0) one ulp beyond y1; clamping to the segment's range keeps
   // the curve monotone across the point where one segment hands over to the next.
-  return std::clamp(value, std::min(lo.fraction, hi.fraction), std::max(lo.fraction, hi.fraction));
+  return std::clamp(value, std::min(y0, y1), std::max(y0, y1));
 }
 
 }  // namespace ppsim

@@ -22,6 +22,11 @@ struct EfficiencyPoint {
   friend bool operator==(const EfficiencyPoint&, const EfficiencyPoint&) = default;
 };
 
+// The value at x on the segment from (x0, y0) to (x1, y1), linear in log(x), x0 < x1 both > 0;
+// exact at x0, and clamped to the segment's range against rounding. Shared by every size-keyed
+// table (efficiency here, measured collectives' bus bandwidth in collectives.hpp).
+double interpolate_in_log(double x0, double y0, double x1, double y1, double x);
+
 class EfficiencyTable {
  public:
   // An empty table: every size achieves the full peak (fraction 1). This is the ideal machine, the
