@@ -130,15 +130,22 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.require_subcommand(0, 1);
   app.footer("Exit status: 0 success, 2 bad input, 3 invalid or deadlocking schedule, 1 anything else.");
 
+  // Only the chosen subcommand gets its ~40 scenario options: registering them is most of a short
+  // run's instructions (CLI11 checks every new option's names against the ones before it), and a
+  // command line names one subcommand, first.
+  const std::string chosen = !args.empty() && !args[0].starts_with("-") ? args[0] : std::string();
+  auto scenario_flags_for = [&](const char* name, CLI::App& command, ScenarioFlags& flags) {
+    if (chosen == name) add_scenario_flags(command, flags);
+  };
   ScenarioFlags run_flags;
   ScenarioFlags compare_flags;
   PictureFiles run_pictures;
   PictureFiles compare_pictures;
   CLI::App* run = app.add_subcommand("run", "simulate one schedule and print its figures");
-  add_scenario_flags(*run, run_flags);
+  scenario_flags_for("run", *run, run_flags);
   add_picture_flags(*run, run_pictures);
   CLI::App* compare = app.add_subcommand("compare", "simulate several schedules (-s a,b,...) side by side");
-  add_scenario_flags(*compare, compare_flags);
+  scenario_flags_for("compare", *compare, compare_flags);
   add_picture_flags(*compare, compare_pictures);
   CLI::App* schedules = app.add_subcommand("schedules", "list the schedules: name, summary, constraints, source");
   CLI::App* models = app.add_subcommand("models", "list the model and hardware presets of --model and --hardware");
@@ -146,14 +153,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::string export_path;
   CLI::App* export_command = app.add_subcommand(
       "export", "write a schedule's per-device actions as torch.distributed.pipelining's CSV (or JSON)");
-  add_scenario_flags(*export_command, export_flags);
+  scenario_flags_for("export", *export_command, export_flags);
   export_command->add_option("-o,--output", export_path, "file to write (JSON when it ends in .json); default stdout")
       ->type_name("FILE");
   ScenarioFlags formula_flags;
   bool check = false;
   CLI::App* formulas =
       app.add_subcommand("formulas", "closed forms beside the simulated figures (all schedules unless -s)");
-  add_scenario_flags(*formulas, formula_flags);
+  scenario_flags_for("formulas", *formulas, formula_flags);
   formulas->add_flag("--check", check,
                      "compare every closed form with simulation over a grid inside its regime; exit 1 on a deviation");
   SweepCommands sweep_commands;  // ppsim sweep and ppsim merge (sweep_cli.cpp)
