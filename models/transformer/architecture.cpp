@@ -10,15 +10,19 @@ std::int64_t head_size(const Architecture& arch) {
   return arch.hidden / arch.heads;
 }
 
+std::int64_t layer_linear_weight_count(const Architecture& arch) {
+  const std::int64_t h = arch.hidden;
+  const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
+  // Attention: Q (h x h), K and V (h x kv each), output projection O (h x h). MLP: gated has gate
+  // and up (h x f each) and down (f x h); plain has up and down.
+  return h * h + 2 * h * kv + h * h + (arch.gated_mlp ? 3 : 2) * h * arch.ffn_hidden;
+}
+
 std::int64_t layer_parameter_count(const Architecture& arch) {
   const std::int64_t h = arch.hidden;
   const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
   const std::int64_t f = arch.ffn_hidden;
-
-  // Attention: Q (h x h), K and V (h x kv each), output projection O (h x h).
-  std::int64_t count = h * h + 2 * h * kv + h * h;
-  // MLP: gated has gate and up (h x f each) and down (f x h); plain has up and down.
-  count += (arch.gated_mlp ? 3 : 2) * h * f;
+  std::int64_t count = layer_linear_weight_count(arch);
   if (arch.linear_biases) {
     count += h + 2 * kv + h;                    // Q, K, V, O biases
     count += (arch.gated_mlp ? 2 * f : f) + h;  // up (and gate) biases, down bias

@@ -46,6 +46,10 @@ std::int64_t head_size(const Architecture& arch);
 // the model has them.
 std::int64_t layer_parameter_count(const Architecture& arch);
 
+// Of those, the weights of the layer's linear layers (Q, K, V, O and the MLP's two or three
+// matrices): no biases, no norms.
+std::int64_t layer_linear_weight_count(const Architecture& arch);
+
 // Whole model: token embedding, learned positions, all layers, the final norm, and a separate LM
 // head (vocab x h) unless it is tied to the embedding.
 std::int64_t parameter_count(const Architecture& arch);

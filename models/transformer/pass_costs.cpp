@@ -1,6 +1,7 @@
 #include "models/transformer/pass_costs.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string_view>
 
 namespace ppsim {
@@ -44,6 +45,29 @@ double gemm(const HardwareProfile& profile, const TrainingLayout& layout, double
   return profile.gemm_time(2 * rows * inner * cols, layout.precision);
 }
 
+// The four linear layers of a layer on one rank, in Megatron's column/row-parallel split: each
+// multiplies the T tokens' `inner`-wide input into a `cols`-wide output (QKV, attention output, MLP
+// in with gate and up as one GEMM, MLP out). F, I and W run each once, transposed in I and W.
+struct Linear {
+  double inner;
+  double cols;
+};
+std::array<Linear, 4> linears(const LayerShape& x) {
+  const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
+  return {{{x.hidden, (x.hidden + 2 * x.kv) / x.t},
+           {x.hidden / x.t, x.hidden},
+           {x.hidden, mlp_in_width / x.t},
+           {x.ffn / x.t, x.hidden}}};
+}
+
+// Seconds of each linear's GEMM (the same FLOPs in F, I and W).
+std::array<double, 4> linear_times(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
+  std::array<double, 4> times{};
+  const std::array<Linear, 4> shapes = linears(x);
+  for (std::size_t i = 0; i < 4; ++i) times[i] = gemm(profile, layout, x.tokens, shapes[i].inner, shapes[i].cols);
+  return times;
+}
+
 std::string_view non_linear_precision(const TrainingLayout& layout) {
   return layout.precision == "fp8" ? std::string_view("bf16") : std::string_view(layout.precision);
 }
@@ -57,24 +81,18 @@ std::string_view non_linear_precision(const TrainingLayout& layout) {
 double fp8_casts(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout, bool backward) {
   if (layout.precision != "fp8") return 0;
   constexpr double kCastTransposeBytes = 2 + 1 + 1;
-  const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
-  const double elements[] = {
-      backward ? x.tokens * (x.hidden + 2 * x.kv) / x.t : x.tokens * x.hidden,  // QKV: dY / X (gathered)
-      backward ? x.tokens * x.hidden : x.tokens * x.hidden / x.t,                // attention output
-      backward ? x.tokens * mlp_in_width / x.t : x.tokens * x.hidden,            // MLP in
-      backward ? x.tokens * x.hidden : x.tokens * x.ffn / x.t};                  // MLP out
   double seconds = 0;
-  for (const double count : elements) seconds += profile.memory_time(kCastTransposeBytes * count);
+  // F casts each input (T x inner, gathered under sequence parallelism), I each output gradient.
+  for (const Linear& linear : linears(x)) {
+    seconds += profile.memory_time(kCastTransposeBytes * x.tokens * (backward ? linear.cols : linear.inner));
+  }
   return seconds;
 }
 
 // The four weight GEMMs of a layer; F, I and W each run them once (transposed for I and W).
 double weight_gemms(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
-  const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
-  return gemm(profile, layout, x.tokens, x.hidden, (x.hidden + 2 * x.kv) / x.t)  // QKV
-         + gemm(profile, layout, x.tokens, x.hidden / x.t, x.hidden)             // attention output
-         + gemm(profile, layout, x.tokens, x.hidden, mlp_in_width / x.t)         // MLP in
-         + gemm(profile, layout, x.tokens, x.ffn / x.t, x.hidden);               // MLP out
+  const std::array<double, 4> times = linear_times(x, profile, layout);
+  return times[0] + times[1] + times[2] + times[3];
 }
 
 // FLOPs of one attention product (scores or context) over all of this rank's heads: 2 s^2 d per
@@ -146,11 +164,7 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
     // and MLP-out), so only what that GEMM does not cover is paid. The same pairs serve I, transposed.
     const double gather = collective_time(profile, Collective::kAllGather, bytes, t, inter);
     const double scatter = collective_time(profile, Collective::kReduceScatter, bytes, t, inter);
-    const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
-    const double linears[] = {gemm(profile, layout, x.tokens, x.hidden, (x.hidden + 2 * x.kv) / x.t),
-                              gemm(profile, layout, x.tokens, x.hidden / x.t, x.hidden),
-                              gemm(profile, layout, x.tokens, x.hidden, mlp_in_width / x.t),
-                              gemm(profile, layout, x.tokens, x.ffn / x.t, x.hidden)};
+    const std::array<double, 4> gemms = linear_times(x, profile, layout);
     // F: all-gathers before QKV and MLP-in, reduce-scatters after the attention output and MLP-out.
     // I runs the conjugates: a reduce-scatter after the QKV and MLP-in input gradients, an
     // all-gather of dY before the attention-output and MLP-out ones.
@@ -158,7 +172,7 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
     const double backward_pairs[] = {scatter, gather, scatter, gather};
     const double* collectives = backward ? backward_pairs : forward_pairs;
     double exposed = 0;
-    for (int i = 0; i < 4; ++i) exposed += std::max(0.0, collectives[i] - linears[i]);
+    for (std::size_t i = 0; i < 4; ++i) exposed += std::max(0.0, collectives[i] - gemms[i]);
     return exposed;
   }
   if (x.sequence_parallel) {
@@ -232,10 +246,9 @@ double sequence_parallel_backward_gathers(const LayerShape& x, const HardwarePro
   if (!x.sequence_parallel || layout.tensor_parallel <= 1) return 0;
   const double gather = collective_time(profile, Collective::kAllGather, x.tokens * x.hidden * kActivationBytes,
                                         layout.tensor_parallel, tensor_parallel_crosses_nodes(profile, layout));
-  const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
-  const double qkv_dgrad = gemm(profile, layout, x.tokens, (x.hidden + 2 * x.kv) / x.t, x.hidden);
-  const double mlp_in_dgrad = gemm(profile, layout, x.tokens, mlp_in_width / x.t, x.hidden);
-  return std::max(0.0, gather - qkv_dgrad) + std::max(0.0, gather - mlp_in_dgrad);
+  // The QKV and MLP-in input-gradient GEMMs (the same FLOPs as their forwards) hide the gathers.
+  const std::array<double, 4> dgrads = linear_times(x, profile, layout);
+  return std::max(0.0, gather - dgrads[0]) + std::max(0.0, gather - dgrads[2]);
 }
 
 }  // namespace

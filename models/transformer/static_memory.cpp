@@ -29,11 +29,7 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
         stage_parameter_count(arch, plan.stages[s], layout.tensor_parallel, single_stage);
   }
   if (layout.precision == "fp8") {
-    // The four linear weights of every layer: Q, K, V and O, and the MLP's two or three matrices.
-    const double h = static_cast<double>(arch.hidden);
-    const double kv = static_cast<double>(std::int64_t{arch.kv_heads} * head_size(arch));
-    const double f = static_cast<double>(arch.ffn_hidden);
-    const double per_layer = (2 * h * h + 2 * h * kv + (arch.gated_mlp ? 3 : 2) * h * f) / layout.tensor_parallel;
+    const double per_layer = static_cast<double>(layer_linear_weight_count(arch)) / layout.tensor_parallel;
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
       memory[static_cast<std::size_t>(stage_device[s])].fp8_weight_count += plan.stages[s].layers * per_layer;
     }
