@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "schedules/action_stream.hpp"
 #include "schedules/program.hpp"
 
 namespace ppsim {
@@ -12,6 +13,8 @@ namespace ppsim {
 // The reason starts "needs v ..." or "needs m ...", so the CLI can name the flag at fault.
 using ScheduleCheck = std::optional<std::string> (*)(const ScheduleParams&);
 using ScheduleBuild = Program (*)(const ScheduleParams&);
+// A schedule's definition: its placement and one generator per device (schedules/action_stream.hpp).
+using ScheduleStreamsFn = ScheduleStreams (*)(const ScheduleParams&);
 
 std::optional<std::string> check_single_chunk(const ScheduleParams& params);
 
@@ -19,25 +22,33 @@ std::optional<std::string> check_single_chunk(const ScheduleParams& params);
 // refuses every size, and loops over the registry (tests, formulas --check) skip it.
 std::optional<std::string> check_custom(const ScheduleParams& params);
 
-Program build_gpipe(const ScheduleParams& params);
-Program build_one_f_one_b(const ScheduleParams& params);
+ScheduleStreams gpipe_streams(const ScheduleParams& params);
+inline Program build_gpipe(const ScheduleParams& params) { return collect_program(gpipe_streams(params)); }
+ScheduleStreams one_f_one_b_streams(const ScheduleParams& params);
+inline Program build_one_f_one_b(const ScheduleParams& params) { return collect_program(one_f_one_b_streams(params)); }
 
 // Megatron-LM's interleaved 1F1B (virtual pipeline) and breadth-first looping over the chunks.
 std::optional<std::string> check_interleaved(const ScheduleParams& params);
-Program build_interleaved_one_f_one_b(const ScheduleParams& params);
+ScheduleStreams interleaved_one_f_one_b_streams(const ScheduleParams& params);
+inline Program build_interleaved_one_f_one_b(const ScheduleParams& params) { return collect_program(interleaved_one_f_one_b_streams(params)); }
 std::optional<std::string> check_looped_bfs(const ScheduleParams& params);
-Program build_looped_bfs(const ScheduleParams& params);
+ScheduleStreams looped_bfs_streams(const ScheduleParams& params);
+inline Program build_looped_bfs(const ScheduleParams& params) { return collect_program(looped_bfs_streams(params)); }
 
 // Zero-bubble schedules (Qi et al.): the backward split into I and W.
 std::optional<std::string> check_zero_bubble_h1(const ScheduleParams& params);
-Program build_zero_bubble_h1(const ScheduleParams& params);
+ScheduleStreams zero_bubble_h1_streams(const ScheduleParams& params);
+inline Program build_zero_bubble_h1(const ScheduleParams& params) { return collect_program(zero_bubble_h1_streams(params)); }
 std::optional<std::string> check_zero_bubble_h2(const ScheduleParams& params);
-Program build_zero_bubble_h2(const ScheduleParams& params);
+ScheduleStreams zero_bubble_h2_streams(const ScheduleParams& params);
+inline Program build_zero_bubble_h2(const ScheduleParams& params) { return collect_program(zero_bubble_h2_streams(params)); }
 std::optional<std::string> check_zero_bubble_v(const ScheduleParams& params);
-Program build_zero_bubble_v(const ScheduleParams& params);
+ScheduleStreams zero_bubble_v_streams(const ScheduleParams& params);
+inline Program build_zero_bubble_v(const ScheduleParams& params) { return collect_program(zero_bubble_v_streams(params)); }
 
 // DeepSeek's DualPipeV: two chunks per device on the V mapping, with overlapped F&B ops.
 std::optional<std::string> check_dualpipev(const ScheduleParams& params);
-Program build_dualpipev(const ScheduleParams& params);
+ScheduleStreams dualpipev_streams(const ScheduleParams& params);
+inline Program build_dualpipev(const ScheduleParams& params) { return collect_program(dualpipev_streams(params)); }
 
 }  // namespace ppsim

@@ -16,6 +16,7 @@
 //   8  d+1 W                           the rest, oldest first
 // Micro-batch numbers come from one counter per (stage, forward) and per (stage, backward), B and I
 // sharing one, as both references count them; W's follow their I's first in, first out.
+#include <array>
 #include <deque>
 #include <utility>
 
@@ -24,101 +25,117 @@
 namespace ppsim {
 namespace {
 
-// Appends one device's actions, numbering micro-batches per stage as the references do.
+// One device's actions, numbering micro-batches per stage as the references do. Each call returns
+// the one or two actions it makes, for the coroutine below to yield.
 class DeviceOrder {
  public:
-  DeviceOrder(int stage0, int stage1, std::vector<Action>& out) : stage_{stage0, stage1}, out_(out) {}
+  struct Made {
+    std::array<Action, 2> actions{};
+    std::size_t count = 0;
+    const Action* begin() const { return actions.data(); }
+    const Action* end() const { return actions.data() + count; }
+  };
 
-  void forward(int chunk) { out_.push_back(make(stage_[chunk], Op::kForward, forwards_[chunk]++)); }
+  DeviceOrder(int stage0, int stage1) : stage_{stage0, stage1} {}
+
+  Made forward(int chunk) { return one({stage_[chunk], Op::kForward, forwards_[chunk]++}); }
 
   // A full backward, or with `split` an I whose W waits in the queue.
-  void backward(int chunk, bool split = false) {
+  Made backward(int chunk, bool split = false) {
     const int microbatch = backwards_[chunk]++;
-    out_.push_back(make(stage_[chunk], split ? Op::kBackwardInput : Op::kBackward, microbatch));
     if (split) pending_weights_.emplace_back(stage_[chunk], microbatch);
+    return one({stage_[chunk], split ? Op::kBackwardInput : Op::kBackward, microbatch});
   }
 
   // F of `forward_chunk` and full B of the other chunk as one overlapped op.
-  void overlapped(int forward_chunk) {
-    forward(forward_chunk);
-    out_.back().fused_with_next = true;
-    backward(1 - forward_chunk);
+  Made overlapped(int forward_chunk) {
+    Made made;
+    made.actions[0] = forward(forward_chunk).actions[0];
+    made.actions[0].fused_with_next = true;
+    made.actions[1] = backward(1 - forward_chunk).actions[0];
+    made.count = 2;
+    return made;
   }
 
   // The oldest deferred W, if any (DualPipe's WeightGradStore is a FIFO queue).
-  void weight() {
-    if (pending_weights_.empty()) return;
+  Made weight() {
+    if (pending_weights_.empty()) return {};
     const auto [stage, microbatch] = pending_weights_.front();
     pending_weights_.pop_front();
-    out_.push_back(make(stage, Op::kBackwardWeight, microbatch));
+    return one({stage, Op::kBackwardWeight, microbatch});
   }
 
  private:
-  static Action make(int stage, Op op, int microbatch) {
-    Action action;
-    action.stage = stage;
-    action.op = op;
-    action.microbatch = microbatch;
-    return action;
+  static Made one(const Action& action) {
+    Made made;
+    made.actions[0] = action;
+    made.count = 1;
+    return made;
   }
 
   int stage_[2];
   int forwards_[2] = {0, 0};
   int backwards_[2] = {0, 0};
   std::deque<std::pair<int, int>> pending_weights_;  // (stage, micro-batch) of I's whose W has not run
-  std::vector<Action>& out_;
 };
 
-void build_device(int p, int d, int m, std::vector<Action>& out) {
-  DeviceOrder order(d, 2 * p - 1 - d, out);
+}  // namespace
+
+ActionStream dualpipev_device(ScheduleParams params, int d) {
+  const int p = params.p;
+  const int m = params.m;
+  DeviceOrder order(d, 2 * p - 1 - d);
   const bool last = d == p - 1;
   // 1: chunk 0 runs ahead by the distance its output travels down the V and back to chunk 1 here.
-  for (int k = 0; k < 2 * (p - 1 - d); ++k) order.forward(0);
+  for (int k = 0; k < 2 * (p - 1 - d); ++k) {
+    for (const Action& a : order.forward(0)) co_yield a;
+  }
   // 2: both chunks forward, alternating.
   for (int k = 0; k < d + 1; ++k) {
-    order.forward(0);
-    order.forward(1);
+    for (const Action& a : order.forward(0)) co_yield a;
+    for (const Action& a : order.forward(1)) co_yield a;
   }
   // 3: chunk 1's first gradients arrive; split them so their W fill the wait for the next forward.
   for (int k = 0; k < p - 1 - d; ++k) {
-    order.backward(1, /*split=*/true);
-    order.weight();
-    order.forward(1);
+    for (const Action& a : order.backward(1, /*split=*/true)) co_yield a;
+    for (const Action& a : order.weight()) co_yield a;
+    for (const Action& a : order.forward(1)) co_yield a;
   }
   // 4: the main step. The last device does not overlap its first pair: its F0 feeds its own F1 and
   // its B1 the rest of the V, so running them apart shortens the bubble (both references).
   for (int k = 0; k < m - 2 * p + d + 1; ++k) {
     if (k == 0 && last) {
-      order.forward(0);
-      order.backward(1);
+      for (const Action& a : order.forward(0)) co_yield a;
+      for (const Action& a : order.backward(1)) co_yield a;
     } else {
-      order.overlapped(0);
+      for (const Action& a : order.overlapped(0)) co_yield a;
     }
-    order.overlapped(1);
+    for (const Action& a : order.overlapped(1)) co_yield a;
   }
   // 5: chunk 0's forwards are all issued; chunk 1's last forwards pair with chunk 0's backwards.
   for (int k = 0; k < p - 1 - d; ++k) {
-    order.backward(1);
-    order.overlapped(1);
+    for (const Action& a : order.backward(1)) co_yield a;
+    for (const Action& a : order.overlapped(1)) co_yield a;
   }
   // 6: the drain; from the middle pair on the backwards split so W can fill the tail. Odd devices
   // split from the middle pair's B1, even ones from its B0.
   bool split = false;
   for (int k = 0; k < d + 1; ++k) {
     if (k == (d + 1) / 2 && d % 2 == 1) split = true;
-    order.backward(1, split);
+    for (const Action& a : order.backward(1, split)) co_yield a;
     if (k == (d + 1) / 2 && d % 2 == 0) split = true;
-    order.backward(0, split);
+    for (const Action& a : order.backward(0, split)) co_yield a;
   }
   // 7 and 8: deferred W's, oldest first, between and after chunk 0's last input gradients.
   for (int k = 0; k < p - 1 - d; ++k) {
-    order.weight();
-    order.backward(0, /*split=*/true);
+    for (const Action& a : order.weight()) co_yield a;
+    for (const Action& a : order.backward(0, /*split=*/true)) co_yield a;
   }
-  for (int k = 0; k < d + 1; ++k) order.weight();
+  for (int k = 0; k < d + 1; ++k) {
+    for (const Action& a : order.weight()) co_yield a;
+  }
 }
 
-}  // namespace
 
 std::optional<std::string> check_dualpipev(const ScheduleParams& params) {
   if (params.v != 2) {
@@ -134,9 +151,8 @@ std::optional<std::string> check_dualpipev(const ScheduleParams& params) {
   return std::nullopt;
 }
 
-Program build_dualpipev(const ScheduleParams& params) {
-  return make_program(params.p, params.m, v_stage_mapping(params.p), 6 * static_cast<std::size_t>(params.m),
-                      [&](int d, std::vector<Action>& list) { build_device(params.p, d, params.m, list); });
+ScheduleStreams dualpipev_streams(const ScheduleParams& params) {
+  return {params, v_stage_mapping(params.p), dualpipev_device};
 }
 
 }  // namespace ppsim

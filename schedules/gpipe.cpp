@@ -13,13 +13,13 @@ std::optional<std::string> check_single_chunk(const ScheduleParams& params) {
   return std::nullopt;
 }
 
-Program build_gpipe(const ScheduleParams& params) {
-  const auto fill_device = [&](int d, std::vector<Action>& list) {
-    for (int j = 0; j < params.m; ++j) list.push_back({d, Op::kForward, j});
-    for (int j = 0; j < params.m; ++j) list.push_back({d, Op::kBackward, j});
-  };
-  return make_program(params.p, params.m, loop_stage_mapping(params.p, 1), 2 * static_cast<std::size_t>(params.m),
-                      fill_device);
+ActionStream gpipe_device(ScheduleParams params, int d) {
+  for (int j = 0; j < params.m; ++j) co_yield Action{d, Op::kForward, j};
+  for (int j = 0; j < params.m; ++j) co_yield Action{d, Op::kBackward, j};
+}
+
+ScheduleStreams gpipe_streams(const ScheduleParams& params) {
+  return {params, loop_stage_mapping(params.p, 1), gpipe_device};
 }
 
 }  // namespace ppsim

@@ -50,31 +50,31 @@ std::optional<std::string> check_interleaved(const ScheduleParams& params) {
   return std::nullopt;
 }
 
-Program build_interleaved_one_f_one_b(const ScheduleParams& params) {
+ActionStream interleaved_one_f_one_b_device(ScheduleParams params, int d) {
   const int p = params.p;
   const int v = params.v;
   const int total = params.m * v;  // virtual micro-batches per device
   const int group = params.m / rounds_of(params);
-
-  const auto fill_device = [&](int d, std::vector<Action>& list) {
-    const auto forward = [&](int k) {
-      const VirtualMicrobatch entry = table_entry(k, group, v);
-      list.push_back({entry.chunk * p + d, Op::kForward, entry.microbatch});
-    };
-    const auto backward = [&](int k) {
-      const VirtualMicrobatch entry = table_entry(k, group, v);
-      list.push_back({(v - 1 - entry.chunk) * p + d, Op::kBackward, entry.microbatch});
-    };
-    // Earlier devices run more forwards first: 2 per hop, the time for a gradient to come back.
-    const int warmup = std::min((v - 1) * group + 2 * (p - 1 - d), total);
-    for (int k = 0; k < warmup; ++k) forward(k);
-    for (int k = 0; k + warmup < total; ++k) {
-      forward(warmup + k);
-      backward(k);
-    }
-    for (int k = total - warmup; k < total; ++k) backward(k);
+  const auto forward = [&](int k) {
+    const VirtualMicrobatch entry = table_entry(k, group, v);
+    return Action{entry.chunk * p + d, Op::kForward, entry.microbatch};
   };
-  return make_program(p, params.m, loop_stage_mapping(p, v), 2 * static_cast<std::size_t>(total), fill_device);
+  const auto backward = [&](int k) {
+    const VirtualMicrobatch entry = table_entry(k, group, v);
+    return Action{(v - 1 - entry.chunk) * p + d, Op::kBackward, entry.microbatch};
+  };
+  // Earlier devices run more forwards first: 2 per hop, the time for a gradient to come back.
+  const int warmup = std::min((v - 1) * group + 2 * (p - 1 - d), total);
+  for (int k = 0; k < warmup; ++k) co_yield forward(k);
+  for (int k = 0; k + warmup < total; ++k) {
+    co_yield forward(warmup + k);
+    co_yield backward(k);
+  }
+  for (int k = total - warmup; k < total; ++k) co_yield backward(k);
+}
+
+ScheduleStreams interleaved_one_f_one_b_streams(const ScheduleParams& params) {
+  return {params, loop_stage_mapping(params.p, params.v), interleaved_one_f_one_b_device};
 }
 
 }  // namespace ppsim

@@ -19,21 +19,17 @@ std::optional<std::string> check_looped_bfs(const ScheduleParams& params) {
   return std::nullopt;
 }
 
-Program build_looped_bfs(const ScheduleParams& params) {
-  const int p = params.p;
-  const int m = params.m;
-  const int v = params.v;
+ActionStream looped_bfs_device(ScheduleParams params, int d) {
+  for (int chunk = 0; chunk < params.v; ++chunk) {
+    for (int j = 0; j < params.m; ++j) co_yield Action{chunk * params.p + d, Op::kForward, j};
+  }
+  for (int chunk = params.v - 1; chunk >= 0; --chunk) {
+    for (int j = params.m - 1; j >= 0; --j) co_yield Action{chunk * params.p + d, Op::kBackward, j};
+  }
+}
 
-  const auto fill_device = [&](int d, std::vector<Action>& list) {
-    for (int chunk = 0; chunk < v; ++chunk) {
-      for (int j = 0; j < m; ++j) list.push_back({chunk * p + d, Op::kForward, j});
-    }
-    for (int chunk = v - 1; chunk >= 0; --chunk) {
-      for (int j = m - 1; j >= 0; --j) list.push_back({chunk * p + d, Op::kBackward, j});
-    }
-  };
-  return make_program(p, m, loop_stage_mapping(p, v), 2 * static_cast<std::size_t>(m) * static_cast<std::size_t>(v),
-                      fill_device);
+ScheduleStreams looped_bfs_streams(const ScheduleParams& params) {
+  return {params, loop_stage_mapping(params.p, params.v), looped_bfs_device};
 }
 
 }  // namespace ppsim

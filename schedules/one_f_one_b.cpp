@@ -8,18 +8,18 @@
 
 namespace ppsim {
 
-Program build_one_f_one_b(const ScheduleParams& params) {
-  const auto fill_device = [&](int d, std::vector<Action>& list) {
-    const int warmup = std::min(params.p - d - 1, params.m);
-    for (int j = 0; j < warmup; ++j) list.push_back({d, Op::kForward, j});
-    for (int i = 0; i + warmup < params.m; ++i) {
-      list.push_back({d, Op::kForward, warmup + i});
-      list.push_back({d, Op::kBackward, i});
-    }
-    for (int j = params.m - warmup; j < params.m; ++j) list.push_back({d, Op::kBackward, j});
-  };
-  return make_program(params.p, params.m, loop_stage_mapping(params.p, 1), 2 * static_cast<std::size_t>(params.m),
-                      fill_device);
+ActionStream one_f_one_b_device(ScheduleParams params, int d) {
+  const int warmup = std::min(params.p - d - 1, params.m);
+  for (int j = 0; j < warmup; ++j) co_yield Action{d, Op::kForward, j};
+  for (int i = 0; i + warmup < params.m; ++i) {
+    co_yield Action{d, Op::kForward, warmup + i};
+    co_yield Action{d, Op::kBackward, i};
+  }
+  for (int j = params.m - warmup; j < params.m; ++j) co_yield Action{d, Op::kBackward, j};
+}
+
+ScheduleStreams one_f_one_b_streams(const ScheduleParams& params) {
+  return {params, loop_stage_mapping(params.p, 1), one_f_one_b_device};
 }
 
 }  // namespace ppsim

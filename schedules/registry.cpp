@@ -12,36 +12,36 @@ namespace {
 
 constexpr std::array kRegistry = {
     ScheduleInfo{"gpipe", "all forwards, then all backwards; stashes all m micro-batches", "v = 1; any p >= 1, m >= 1",
-                 "Huang et al., GPipe, NeurIPS 2019", 1, check_single_chunk, build_gpipe},
+                 "Huang et al., GPipe, NeurIPS 2019", 1, check_single_chunk, gpipe_streams},
     ScheduleInfo{"1f1b", "PipeDream-Flush: warmup, one forward one backward, cooldown; stashes <= p",
                  "v = 1; any p >= 1, m >= 1 (m < p simulates with a partial pipeline)",
-                 "Narayanan et al., SC'21 2.2.1; Megatron-LM schedules.py", 1, check_single_chunk, build_one_f_one_b},
+                 "Narayanan et al., SC'21 2.2.1; Megatron-LM schedules.py", 1, check_single_chunk, one_f_one_b_streams},
     ScheduleInfo{"interleaved-1f1b",
                  "Megatron's virtual pipeline: v chunks per device, depth-first rounds of micro-batches, then 1F1B; "
                  "bubble (p-1)(F+B) per device, 1/v of 1F1B's",
                  "v >= 2; m a multiple of max(1, floor(m/p)): any m with p | m (Megatron-LM's default), m < p, or "
                  "equal rounds such as p=4, m=10 (torch's rule)",
                  "Narayanan et al., SC'21 2.2.2; Megatron-LM schedule table = torch ScheduleInterleaved1F1B", 2,
-                 check_interleaved, build_interleaved_one_f_one_b},
+                 check_interleaved, interleaved_one_f_one_b_streams},
     ScheduleInfo{"looped-bfs",
                  "breadth-first looping: every micro-batch through chunk 0, then chunk 1, ...; backwards last chunk "
                  "first; stashes m*v",
                  "v >= 2; any p >= 1, m >= 1",
                  "Lamy-Poirier, Breadth-First Pipeline Parallelism, arXiv 2211.05953; torch ScheduleLoopedBFS", 2,
-                 check_looped_bfs, build_looped_bfs},
+                 check_looped_bfs, looped_bfs_streams},
     ScheduleInfo{"zb-h1",
                  "zero bubble H1: 1F1B with B split into I and W, device d holds d W's back; 1F1B's peak memory, "
                  "a third of its bubble at F = I = W",
                  "v = 1; m >= p (the last device reaches its first F, I, W only at micro-batch p)",
                  "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 2.1, Fig. 3; Megatron-DeepSpeed "
                  "deepspeed_zbh1_schedule.py",
-                 1, check_zero_bubble_h1, build_zero_bubble_h1},
+                 1, check_zero_bubble_h1, zero_bubble_h1_streams},
     ScheduleInfo{"zb-h2",
                  "zero bubble H2: 2p-1 micro-batches in flight, device d holds 2d W's back; no idle inside any "
                  "device's span at F = I = W",
                  "v = 1; m >= 2p-1 (device 0 runs 2p-1 forwards before its first I)",
                  "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 2.2, Fig. 3", 1, check_zero_bubble_h2,
-                 build_zero_bubble_h2},
+                 zero_bubble_h2_streams},
     ScheduleInfo{"zbv",
                  "ZB-V: two chunks per device on a V, backward split into I and W; zero bubble at F = I = W "
                  "once m >= 2p-1, with 1F1B's peak activation memory",
@@ -49,7 +49,7 @@ constexpr std::array kRegistry = {
                  "torch's order for 2p-1 micro-batches with the extra ones dropped, and leaves bubbles)",
                  "Qi et al., ZB-V (Zero Bubble PP, ICLR 2024, and Controllable Memory, NeurIPS 2024); "
                  "torch.distributed.pipelining ScheduleZBVZeroBubble",
-                 2, check_zero_bubble_v, build_zero_bubble_v},
+                 2, check_zero_bubble_v, zero_bubble_v_streams},
     ScheduleInfo{"dualpipev",
                  "DeepSeek's DualPipeV: two chunks per device on a V; in the steady state each forward overlaps the "
                  "other chunk's full backward (OVERLAP_F_B); I/W split in warmup and drain; stashes 2p+1 stages",
@@ -57,7 +57,7 @@ constexpr std::array kRegistry = {
                  "dualpipev.py and torch accept them)",
                  "DeepSeek-V3 Technical Report (arXiv 2412.19437); deepseek-ai/DualPipe dualpipev.py; "
                  "torch.distributed.pipelining ScheduleDualPipeV",
-                 2, check_dualpipev, build_dualpipev},
+                 2, check_dualpipev, dualpipev_streams},
     ScheduleInfo{"custom",
                  "any schedule given as a file (--schedule-file): torch.distributed.pipelining's _dump_csv CSV, "
                  "or JSON lists of the same action strings",

@@ -15,7 +15,11 @@ struct ScheduleInfo {
   std::string_view source;       // the paper or code its definition follows
   int default_v;                 // chunks per device when -v is not given
   ScheduleCheck check;
-  ScheduleBuild build;  // nullptr for `custom`, whose program comes from a file
+  ScheduleStreamsFn streams;  // nullptr for `custom`, whose program comes from a file
+
+  bool generated() const { return streams != nullptr; }
+  // The stored program (its streams run to the end); only for generated schedules.
+  Program build(const ScheduleParams& params) const { return collect_program(streams(params)); }
 };
 
 std::span<const ScheduleInfo> schedule_registry();

@@ -35,10 +35,12 @@ std::optional<std::string> check_zero_bubble_h1(const ScheduleParams& params) {
   return std::nullopt;
 }
 
-Program build_zero_bubble_h1(const ScheduleParams& params) {
-  return make_program(
-      params.p, params.m, loop_stage_mapping(params.p, 1), 3 * static_cast<std::size_t>(params.m),
-      [&](int d, std::vector<Action>& list) { append_held_weight_order(list, d, params.m, params.p - d - 1, d); });
+ActionStream zero_bubble_h1_device(ScheduleParams params, int d) {
+  return held_weight_order(d, params.m, params.p - d - 1, d);
+}
+
+ScheduleStreams zero_bubble_h1_streams(const ScheduleParams& params) {
+  return {params, loop_stage_mapping(params.p, 1), zero_bubble_h1_device};
 }
 
 }  // namespace ppsim

@@ -38,12 +38,12 @@ std::optional<std::string> check_zero_bubble_h2(const ScheduleParams& params) {
   return std::nullopt;
 }
 
-Program build_zero_bubble_h2(const ScheduleParams& params) {
-  const auto fill_device = [&](int d, std::vector<Action>& list) {
-    append_held_weight_order(list, d, params.m, 2 * (params.p - d - 1), 2 * d);
-  };
-  return make_program(params.p, params.m, loop_stage_mapping(params.p, 1), 3 * static_cast<std::size_t>(params.m),
-                      fill_device);
+ActionStream zero_bubble_h2_device(ScheduleParams params, int d) {
+  return held_weight_order(d, params.m, 2 * (params.p - d - 1), 2 * d);
+}
+
+ScheduleStreams zero_bubble_h2_streams(const ScheduleParams& params) {
+  return {params, loop_stage_mapping(params.p, 1), zero_bubble_h2_device};
 }
 
 }  // namespace ppsim

@@ -11,6 +11,8 @@
 // and then drops every action on a micro-batch >= m: torch pads to 2p-1 micro-batches, the fewest
 // that fill the V, and leaves the padded steps empty.
 #include <algorithm>
+#include <array>
+#include <span>
 
 #include "schedules/builders.hpp"
 
@@ -20,77 +22,112 @@ namespace {
 // The six counters of torch's f0_cnt..w1_cnt, one per (chunk, op).
 enum Kind { kF0, kF1, kI0, kI1, kW0, kW1, kKinds };
 
-// Counts each (chunk, op) like torch and appends the actions that are real. Padded micro-batches
+// Counts each (chunk, op) like torch and yields the actions that are real. Padded micro-batches
 // (>= m) keep their place in the counting but are not emitted; since counters only grow, once every
 // counter a loop touches is past m the rest of that loop emits nothing and is skipped by arithmetic.
 // That keeps a device's work O(its actions) where the padding is O(p): ZB-V at p = 100,000 and m = 8
 // pads to 199,999 micro-batches per device.
 class DeviceOrder {
  public:
-  DeviceOrder(int p, int d, int m, std::vector<Action>& out) : chunk0_(d), chunk1_(2 * p - 1 - d), m_(m), out_(out) {}
+  DeviceOrder(int p, int d, int m) : chunk0_(d), chunk1_(2 * p - 1 - d), m_(m) {}
 
-  void run(Kind kind) {
+  // Counts one `kind`; true, with the action in `action`, when its micro-batch is real.
+  bool take(Kind kind, Action& action) {
     const int microbatch = count_[kind]++;
-    if (microbatch >= m_) return;
+    if (microbatch >= m_) return false;
     const bool first_chunk = kind == kF0 || kind == kI0 || kind == kW0;
     const Op op = kind == kF0 || kind == kF1   ? Op::kForward
                   : kind == kI0 || kind == kI1 ? Op::kBackwardInput
                                                : Op::kBackwardWeight;
-    out_.push_back({first_chunk ? chunk0_ : chunk1_, op, microbatch});
-  }
-
-  // `times` iterations of running `body` in order; each kind appears once in a body.
-  void repeat(int times, std::initializer_list<Kind> body) {
-    for (int k = 0; k < times; ++k) {
-      if (past_m(body)) {
-        for (Kind kind : body) count_[kind] += times - k;
-        return;
-      }
-      for (Kind kind : body) run(kind);
-    }
+    action = Action{first_chunk ? chunk0_ : chunk1_, op, microbatch};
+    return true;
   }
 
   int count(Kind kind) const { return count_[kind]; }
-  bool past_m(std::initializer_list<Kind> kinds) const {
+  bool past_m(std::span<const Kind> kinds) const {
     for (Kind kind : kinds) {
       if (count_[kind] < m_) return false;
     }
     return true;
   }
-  bool exhausted() const { return past_m({kF0, kF1, kI0, kI1, kW0, kW1}); }
+  void skip(std::span<const Kind> kinds, int times) {
+    for (Kind kind : kinds) count_[kind] += times;
+  }
+  bool exhausted() const { return past_m(kAllKinds); }
 
  private:
+  static constexpr Kind kAllKinds[] = {kF0, kF1, kI0, kI1, kW0, kW1};
   int chunk0_;
   int chunk1_;
   int m_;
-  std::vector<Action>& out_;
   int count_[kKinds] = {};
 };
 
-void build_device(int p, int d, int m, std::vector<Action>& out) {
+// `times` iterations of running `body` in order; each kind appears once in a body.
+struct Repeat {
+  int times;
+  std::array<Kind, 3> kinds;
+  std::size_t length;
+  std::span<const Kind> body() const { return std::span<const Kind>(kinds).first(length); }
+};
+
+constexpr Kind kSteadyAfterF0[] = {kI0, kW0, kF1, kI1, kW1};
+
+}  // namespace
+
+ActionStream zero_bubble_v_device(ScheduleParams params, int d) {
+  const int p = params.p;
+  const int m = params.m;
   const int n = std::max(m, 2 * p - 1);
-  DeviceOrder order(p, d, m, out);
+  DeviceOrder order(p, d, m);
+  Action action;
+  // A coroutine's helpers cannot yield, so each phase's repeats are a table the loop below runs.
   // Warmup: chunk 0 runs ahead by 2(p-d)-1, the distance its output travels down and back up the V
-  // before chunk 1 of this device can use it.
-  order.repeat(2 * (p - d) - 1, {kF0});
-  order.repeat(d, {kF1, kF0});
-  // Chunk 1's gradients start at the bottom of the V, so its backwards begin first.
-  order.repeat(p - d, {kF1, kI1, kW1});
+  // before chunk 1 of this device can use it; then pairs F1 F0; then chunk 1's backwards begin
+  // first, since its gradients start at the bottom of the V.
+  // Cooldown: input gradients first (others wait for them), weight gradients fill the drain.
+  const std::array<Repeat, 3> warmup = {Repeat{2 * (p - d) - 1, {kF0}, 1}, Repeat{d, {kF1, kF0}, 2},
+                                        Repeat{p - d, {kF1, kI1, kW1}, 3}};
+  const std::array<Repeat, 2> cooldown = {Repeat{d, {kI0, kI1}, 2}, Repeat{p - d, {kI0, kW0}, 2}};
+  for (const Repeat& repeat : warmup) {
+    for (int k = 0; k < repeat.times; ++k) {
+      if (order.past_m(repeat.body())) {
+        order.skip(repeat.body(), repeat.times - k);
+        break;
+      }
+      for (const Kind kind : repeat.body()) {
+        if (order.take(kind, action)) co_yield action;
+      }
+    }
+  }
   // Steady: one F, I and W per chunk; W right after its I keeps the stash at its warmup level. Every
   // iteration emits an action until all counters are past m, and then nothing more ever would.
   while (order.count(kF1) < order.count(kF0) || order.count(kF0) < n) {
-    if (order.exhausted()) return;
-    if (order.count(kF0) < n) order.run(kF0);
-    for (Kind kind : {kI0, kW0, kF1, kI1, kW1}) order.run(kind);
+    if (order.exhausted()) co_return;
+    if (order.count(kF0) < n && order.take(kF0, action)) co_yield action;
+    for (const Kind kind : kSteadyAfterF0) {
+      if (order.take(kind, action)) co_yield action;
+    }
   }
-  // Cooldown: input gradients first (others wait for them), weight gradients fill the drain.
-  order.repeat(d, {kI0, kI1});
-  order.repeat(p - d, {kI0, kW0});
-  while (order.count(kW1) < std::min(order.count(kI1), m)) order.run(kW1);
-  while (order.count(kW0) < std::min(order.count(kI0), m)) order.run(kW0);
+  for (const Repeat& repeat : cooldown) {
+    for (int k = 0; k < repeat.times; ++k) {
+      if (order.past_m(repeat.body())) {
+        order.skip(repeat.body(), repeat.times - k);
+        break;
+      }
+      for (const Kind kind : repeat.body()) {
+        if (order.take(kind, action)) co_yield action;
+      }
+    }
+  }
+  while (order.count(kW1) < std::min(order.count(kI1), m)) {
+    if (order.take(kW1, action)) co_yield action;
+  }
+  while (order.count(kW0) < std::min(order.count(kI0), m)) {
+    if (order.take(kW0, action)) co_yield action;
+  }
 }
 
-}  // namespace
 
 std::optional<std::string> check_zero_bubble_v(const ScheduleParams& params) {
   if (params.v != 2) {
@@ -100,9 +137,8 @@ std::optional<std::string> check_zero_bubble_v(const ScheduleParams& params) {
   return std::nullopt;
 }
 
-Program build_zero_bubble_v(const ScheduleParams& params) {
-  return make_program(params.p, params.m, v_stage_mapping(params.p), 6 * static_cast<std::size_t>(params.m),
-                      [&](int d, std::vector<Action>& list) { build_device(params.p, d, params.m, list); });
+ScheduleStreams zero_bubble_v_streams(const ScheduleParams& params) {
+  return {params, v_stage_mapping(params.p), zero_bubble_v_device};
 }
 
 }  // namespace ppsim

@@ -152,7 +152,7 @@ TEST_CASE("The engine reports when each stage's gradients complete and its first
   // Every registry schedule: the last B or W of a stage (an overlapped op's backward counts) and its
   // first F, as the timeline shows them.
   for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
-    if (info.build == nullptr) continue;
+    if (!info.generated()) continue;
     const ppsim::ScheduleParams params{4, 8, info.default_v};
     if (info.check(params)) continue;
     INFO(info.name);

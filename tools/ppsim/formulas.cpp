@@ -86,7 +86,7 @@ double simulated_figure(const Result& result, Figure figure, int device) {
 std::vector<ClosedFormNote> closed_form_notes(const Scenario& scenario, const Report& report) {
   std::vector<ClosedFormNote> notes;
   const ScheduleInfo* info = find_schedule(report.schedule);
-  if (info == nullptr || info->build == nullptr) return notes;  // a custom schedule has no closed form
+  if (info == nullptr || !info->generated()) return notes;  // a custom schedule has no closed form
   // A transformer study's costs come from its model, per stage, not from the scenario's F and B.
   const auto input = scenario.model.empty() ? formula_input(scenario_for_schedule(scenario, *info)) : std::nullopt;
   for (const ClosedForm& form : closed_forms()) {

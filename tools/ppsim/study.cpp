@@ -311,7 +311,7 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
 Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine) {
   const ScheduleInfo* info = find_schedule(schedule);
   if (info == nullptr) throw InputError(unknown_schedule(scenario, schedule));
-  if (info->build == nullptr) return simulate_schedule_file(scenario, record_timeline, engine);
+  if (!info->generated()) return simulate_schedule_file(scenario, record_timeline, engine);
   const Scenario adjusted = scenario_for_schedule(scenario, *info);
   if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(scenario, *info, *why));
   check_size(adjusted);

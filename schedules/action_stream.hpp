@@ -1,0 +1,120 @@
+#pragma once
+// A device's action list generated on demand: a C++20 coroutine that `co_yield`s actions into the
+// reader's buffer and suspends only when that buffer is full. A schedule written as a stream is both
+// materialised (collect_program) and replayed without storing its lists (Engine::run on
+// ScheduleStreams), from one definition, so memory does not grow with m.
+
+#include <coroutine>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "schedules/program.hpp"
+
+namespace ppsim {
+
+class ActionStream {
+ public:
+  struct promise_type {
+    Action* out = nullptr;
+    std::size_t count = 0;
+    std::size_t capacity = 0;
+
+    // Suspends only when the buffer is full, so a yield costs one store and one comparison.
+    struct Yield {
+      bool full;
+      bool await_ready() const noexcept { return !full; }
+      void await_suspend(std::coroutine_handle<>) const noexcept {}
+      void await_resume() const noexcept {}
+    };
+
+    ActionStream get_return_object() { return ActionStream(Handle::from_promise(*this)); }
+    std::suspend_always initial_suspend() noexcept { return {}; }
+    std::suspend_always final_suspend() noexcept { return {}; }
+    Yield yield_value(const Action& action) noexcept {
+      out[count++] = action;
+      return Yield{count == capacity};
+    }
+    void return_void() noexcept {}
+    void unhandled_exception() { throw; }  // bad_alloc from a builder reaches the reader
+  };
+
+  ActionStream() = default;
+  ActionStream(ActionStream&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+  ActionStream& operator=(ActionStream&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, {});
+    }
+    return *this;
+  }
+  ActionStream(const ActionStream&) = delete;
+  ActionStream& operator=(const ActionStream&) = delete;
+  ~ActionStream() { reset(); }
+
+  // Writes the next actions into buffer[0, capacity) (capacity >= 1) and returns how many: fewer
+  // than `capacity` only when the list has ended.
+  std::size_t fill(Action* buffer, std::size_t capacity) {
+    if (!handle_ || handle_.done()) return 0;
+    promise_type& promise = handle_.promise();
+    promise.out = buffer;
+    promise.count = 0;
+    promise.capacity = capacity;
+    handle_.resume();
+    return promise.count;
+  }
+
+ private:
+  using Handle = std::coroutine_handle<promise_type>;
+  explicit ActionStream(Handle handle) : handle_(handle) {}
+  void reset() {
+    if (handle_) handle_.destroy();
+    handle_ = {};
+  }
+  Handle handle_;
+};
+
+// A registry schedule as generators: its size, its stage placement and one stream per device. The
+// parameters are copied into each coroutine's frame, so a stream outlives the call that made it.
+using DeviceStream = ActionStream (*)(ScheduleParams params, int device);
+
+struct ScheduleStreams {
+  ScheduleParams params;
+  std::vector<int> stage_device;
+  DeviceStream device = nullptr;
+
+  int num_devices() const { return params.p; }
+  int num_microbatches() const { return params.m; }
+  int num_stages() const { return static_cast<int>(stage_device.size()); }
+};
+
+// Runs every device's stream to its end: the stored Program the streams describe.
+Program collect_program(const ScheduleStreams& streams);
+
+// Reads one stream through a fixed buffer. The engine keeps a window [cur, end) of it; refill keeps
+// the actions not yet consumed (an overlapped pair may straddle two fills) and appends the next ones.
+class StreamReader {
+ public:
+  static constexpr std::size_t kChunk = 1024;
+
+  void open(ActionStream stream) {
+    stream_ = std::move(stream);
+    buffer_.resize(kChunk + 2);
+  }
+  // Moves [cur, end) (at most two actions: the engine refills at its last one) to the front and
+  // fills after it; false when nothing new came.
+  bool refill(const Action*& cur, const Action*& end) {
+    const std::size_t kept = static_cast<std::size_t>(end - cur);
+    for (std::size_t i = 0; i < kept; ++i) buffer_[i] = cur[i];
+    const std::size_t added = stream_.fill(buffer_.data() + kept, kChunk);
+    cur = buffer_.data();
+    end = cur + kept + added;
+    return added > 0;
+  }
+
+ private:
+  ActionStream stream_;
+  std::vector<Action> buffer_;
+};
+
+}  // namespace ppsim
