@@ -31,12 +31,14 @@ std::string Deadlock::summary() const {
   return line;
 }
 
-void Engine::prepare_links(const Program& program, const CostModel& costs, std::vector<double>& bandwidth) {
+void Engine::prepare_links(const std::vector<int>& stage_device, const CostModel& costs,
+                           std::vector<double>& bandwidth) {
   // Links exist between the devices of adjacent stages, in both directions.
   std::vector<std::pair<int, int>> pairs;
-  for (int s = 0; s + 1 < program.num_stages(); ++s) {
-    const int a = program.stage_device[index(s)];
-    const int b = program.stage_device[index(s + 1)];
+  const int stages = static_cast<int>(stage_device.size());
+  for (int s = 0; s + 1 < stages; ++s) {
+    const int a = stage_device[index(s)];
+    const int b = stage_device[index(s + 1)];
     if (a != b) {
       pairs.emplace_back(a, b);
       pairs.emplace_back(b, a);
@@ -57,34 +59,27 @@ void Engine::prepare_links(const Program& program, const CostModel& costs, std::
     auto it = std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(src, dst));
     return static_cast<int>(it - pairs.begin());
   };
-  const int stages = program.num_stages();
   for (int s = 0; s < stages; ++s) {
     StageInfo& info = stages_[index(s)];
-    if (s + 1 < stages && program.stage_device[index(s + 1)] != info.device) {
-      info.forward_link = link_index(info.device, program.stage_device[index(s + 1)]);
+    if (s + 1 < stages && stage_device[index(s + 1)] != info.device) {
+      info.forward_link = link_index(info.device, stage_device[index(s + 1)]);
       info.forward_bytes = costs.message_bytes(s, s + 1);
       info.forward_send_time = transfer_time(info.forward_bytes, bandwidth[index(info.forward_link)]);
     }
-    if (s > 0 && program.stage_device[index(s - 1)] != info.device) {
-      info.backward_link = link_index(info.device, program.stage_device[index(s - 1)]);
+    if (s > 0 && stage_device[index(s - 1)] != info.device) {
+      info.backward_link = link_index(info.device, stage_device[index(s - 1)]);
       info.backward_bytes = costs.message_bytes(s, s - 1);
       info.backward_send_time = transfer_time(info.backward_bytes, bandwidth[index(info.backward_link)]);
     }
   }
 }
 
-void Engine::prepare(const Program& program, const CostModel& costs, const EngineOptions& options) {
-  if (program.num_devices < 1 || program.actions.size() != index(program.num_devices) || program.stage_device.empty() ||
-      program.num_microbatches < 1) {
-    throw std::invalid_argument("Engine::run: the program's shape is invalid; run validate_program first");
-  }
-  program_ = &program;
+void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, const CostModel& costs,
+                            const EngineOptions& options) {
   costs_ = &costs;
   options_ = options;
-  m_ = program.num_microbatches;
-  const int stages = program.num_stages();
-  const int p = program.num_devices;
-
+  m_ = m;
+  const int stages = static_cast<int>(stage_device.size());
   stages_.assign(index(stages), StageInfo{});
   for (int s = 0; s < stages; ++s) {
     StageInfo& info = stages_[index(s)];
@@ -93,12 +88,27 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
     }
     info.activation_bytes = costs.activation_bytes(s);
     info.weight_bytes = costs.weight_stash_bytes(s);
-    info.device = program.stage_device[index(s)];
-    if (s + 1 < stages) info.next_device = program.stage_device[index(s + 1)];
-    if (s > 0) info.previous_device = program.stage_device[index(s - 1)];
+    info.device = stage_device[index(s)];
+    if (s + 1 < stages) info.next_device = stage_device[index(s + 1)];
+    if (s > 0) info.previous_device = stage_device[index(s - 1)];
   }
   std::vector<double> bandwidth;
-  prepare_links(program, costs, bandwidth);
+  prepare_links(stage_device, costs, bandwidth);
+  figures_.assign(index(p), DeviceFigures{});
+  const std::size_t timed_stages = options.record_stage_times ? index(stages) : 0;
+  stage_figures_.assign(timed_stages, StageFigures{});
+  memory_.resize(index(p));
+  for (int d = 0; d < p; ++d) {
+    memory_[index(d)].reset(costs.static_bytes(d), costs.weight_stash_fraction());
+    figures_[index(d)].static_bytes = costs.static_bytes(d);
+  }
+}
+
+void Engine::prepare(const Program& program, const CostModel& costs, const EngineOptions& options) {
+  program_ = &program;
+  prepare_common(program.num_devices, program.num_microbatches, program.stage_device, costs, options);
+  const int stages = program.num_stages();
+  const int p = program.num_devices;
 
   const std::size_t slots = index(stages) * index(m_);
   forward_input_.assign(slots, kUnknown);
@@ -114,12 +124,9 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   waiting_since_.assign(paired ? 2 * slots : 0, 0.0);
 
   devices_.assign(index(p), DeviceState{});
-  figures_.assign(index(p), DeviceFigures{});
   const std::size_t timed_stages = options.record_stage_times ? index(stages) : 0;
-  stage_figures_.assign(timed_stages, StageFigures{});
   first_forward_at_.assign(timed_stages, kNoMark);
   last_gradient_at_.assign(timed_stages, kNoMark);
-  memory_.resize(index(p));
   for (int d = 0; d < p; ++d) prepare_device(d, costs);
   events_.reset(index(p));
 
@@ -204,8 +211,7 @@ void Engine::prepare_device(int device, const CostModel& costs) {
   figures.ops = static_cast<std::int64_t>(list.size());
 
   // The positions whose start or end the summary needs, sorted and unique.
-  if (list.empty())
-    return void(memory_[index(device)].reset(costs.static_bytes(device), costs.weight_stash_fraction()));
+  if (list.empty()) return;
   std::vector<std::size_t>& marks = state.marks;
   marks = {0,
            list.size() - 1,
@@ -224,9 +230,6 @@ void Engine::prepare_device(int device, const CostModel& costs) {
   marks.push_back(kNoMark);
   state.next_mark = 0;
   state.next_mark_pc = marks[0];
-
-  memory_[index(device)].reset(costs.static_bytes(device), costs.weight_stash_fraction());
-  figures.static_bytes = costs.static_bytes(device);
 }
 
 void Engine::note_marks(int device, std::size_t position, double start, double end) {
@@ -460,7 +463,20 @@ void Engine::post_receives(int device, double time) {
   }
 }
 
+bool Engine::uses_sweep(const EngineOptions& options) const {
+  const bool possible = !options.record_timeline && options.comm != CommMode::kPaired;
+  if (options.algorithm == EngineAlgorithm::kSweep && !possible) {
+    throw std::invalid_argument("Engine::run: the in-order sweep records no timeline and has no paired sends");
+  }
+  return possible && options.algorithm != EngineAlgorithm::kEventQueue;
+}
+
 SimulationOutcome Engine::run(const Program& program, const CostModel& costs, const EngineOptions& options) {
+  if (program.num_devices < 1 || program.actions.size() != index(program.num_devices) || program.stage_device.empty() ||
+      program.num_microbatches < 1) {
+    throw std::invalid_argument("Engine::run: the program's shape is invalid; run validate_program first");
+  }
+  if (uses_sweep(options)) return run_sweep(program, costs, options);
   prepare(program, costs, options);
   if (options.comm == CommMode::kPaired) {
     for (int d = 0; d < program.num_devices; ++d) {
@@ -484,11 +500,10 @@ SimulationOutcome Engine::run(const Program& program, const CostModel& costs, co
 }
 
 Result Engine::summarize() {
-  const Program& program = *program_;
   Result result;
-  result.p = program.num_devices;
-  result.m = program.num_microbatches;
-  result.stages = program.num_stages();
+  result.p = static_cast<int>(figures_.size());
+  result.m = m_;
+  result.stages = static_cast<int>(stages_.size());
 
   double first_start = kUnknown;
   double last_end = 0;
@@ -533,11 +548,6 @@ Result Engine::summarize() {
 Deadlock Engine::describe_deadlock() const {
   const Program& program = *program_;
   Deadlock deadlock;
-  auto from = [&](const Action& producer, int consumer_device) {
-    const int producer_device = program.stage_device[index(producer.stage)];
-    return producer_device == consumer_device ? std::string(" on this device")
-                                              : " from device " + std::to_string(producer_device);
-  };
   for (int d = 0; d < program.num_devices; ++d) {
     const DeviceState& state = devices_[index(d)];
     const auto& list = program.actions[index(d)];
@@ -569,30 +579,39 @@ Deadlock Engine::describe_deadlock() const {
     // Of an overlapped pair, name the half that is still waiting.
     if (list[step].fused_with_next && step + 1 < list.size() && ready_time(list[step]) != kUnknown) ++step;
     const Action& next = list[step];
-    std::string waits;
-    switch (next.op) {
-      case Op::kForward: {
-        const Action producer{next.stage - 1, Op::kForward, next.microbatch};
-        waits = next.stage == 0 ? std::string("nothing (a bug)") : to_string(producer) + from(producer, d);
-        break;
-      }
-      case Op::kBackward:
-      case Op::kBackwardInput:
-        if (!(done_[slot(next)] & kForwardDone)) {
-          waits = "its forward " + to_string({next.stage, Op::kForward, next.microbatch});
-        } else {
-          const Action producer{next.stage + 1, Op::kBackward, next.microbatch};
-          waits = "the gradient of " + to_string(producer) + " or " +
-                  to_string({next.stage + 1, Op::kBackwardInput, next.microbatch}) + from(producer, d);
-        }
-        break;
-      case Op::kBackwardWeight:
-        waits = "its input-gradient backward " + to_string({next.stage, Op::kBackwardInput, next.microbatch});
-        break;
-    }
-    deadlock.devices.push_back({d, step, next, std::move(waits)});
+    deadlock.devices.push_back(describe_wait(d, step, next, (done_[slot(next)] & kForwardDone) != 0));
   }
   return deadlock;
+}
+
+StuckDevice Engine::describe_wait(int device, std::size_t step, const Action& next, bool forward_done) const {
+  auto from = [&](const Action& producer) {
+    const int producer_device = stages_[index(producer.stage)].device;
+    return producer_device == device ? std::string(" on this device")
+                                     : " from device " + std::to_string(producer_device);
+  };
+  std::string waits;
+  switch (next.op) {
+    case Op::kForward: {
+      const Action producer{next.stage - 1, Op::kForward, next.microbatch};
+      waits = next.stage == 0 ? std::string("nothing (a bug)") : to_string(producer) + from(producer);
+      break;
+    }
+    case Op::kBackward:
+    case Op::kBackwardInput:
+      if (!forward_done) {
+        waits = "its forward " + to_string({next.stage, Op::kForward, next.microbatch});
+      } else {
+        const Action producer{next.stage + 1, Op::kBackward, next.microbatch};
+        waits = "the gradient of " + to_string(producer) + " or " +
+                to_string({next.stage + 1, Op::kBackwardInput, next.microbatch}) + from(producer);
+      }
+      break;
+    case Op::kBackwardWeight:
+      waits = "its input-gradient backward " + to_string({next.stage, Op::kBackwardInput, next.microbatch});
+      break;
+  }
+  return StuckDevice{device, step, next, std::move(waits)};
 }
 
 }  // namespace ppsim

@@ -1,12 +1,21 @@
 #pragma once
 // Discrete-event replay of a Program against a CostModel (semantics: DESIGN.md, "Semantics the
 // engine implements"). One compute stream per device, directed FIFO links, a memory tracker per device.
+//
+// Two algorithms compute the same figures, bit for bit (tests/sweep_equivalence_test.cpp):
+// - the in-order sweep (engine_sweep.cpp), for summaries in overlap and blocking modes. Each device
+//   runs its list in order and only it sends on its outgoing links, so an op's start, end and
+//   messages follow from its inputs alone, whatever order the devices are visited in: no event
+//   queue, a queue of devices woken by arrivals, state in a window over the micro-batches in flight.
+// - the event queue (engine.cpp), for timelines (whose records come in global time order) and
+//   paired sends (whose messages leave when their receiver posts, out of the sender's order).
 
 #include <array>
 #include <cstdint>
 #include <vector>
 
 #include "models/cost_model.hpp"
+#include "schedules/action_stream.hpp"
 #include "schedules/program.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/link.hpp"
@@ -27,8 +36,13 @@ enum class CommMode : std::uint8_t {
   kPaired,
 };
 
+// kAuto takes the in-order sweep whenever it can (no timeline, comm other than paired); the others
+// force one, for the tests that compare them and the benchmarks.
+enum class EngineAlgorithm : std::uint8_t { kAuto, kEventQueue, kSweep };
+
 struct EngineOptions {
   CommMode comm = CommMode::kOverlap;
+  EngineAlgorithm algorithm = EngineAlgorithm::kAuto;
   bool record_timeline = false;  // spans, messages and memory samples; otherwise only running sums
   // Result::per_stage (each stage's first forward and last gradient op), for the data-parallel
   // collectives of a transformer study; off, it costs nothing.
@@ -41,6 +55,9 @@ struct EngineOptions {
 class Engine {
  public:
   SimulationOutcome run(const Program& program, const CostModel& costs, const EngineOptions& options = {});
+  // A registry schedule generated as it runs, never stored: memory independent of m for the
+  // in-order sweep. Options that need the event queue materialise the program first.
+  SimulationOutcome run(const ScheduleStreams& streams, const CostModel& costs, const EngineOptions& options = {});
 
  private:
   // What the event loop needs about one stage, read from the cost model once per run.
@@ -76,8 +93,13 @@ class Engine {
     int held = 0;  // kPaired: sent messages whose receiver has not posted its receive yet
   };
 
+  // What both algorithms need: stages, links, figures and memory trackers.
+  void prepare_common(int p, int m, const std::vector<int>& stage_device, const CostModel& costs,
+                      const EngineOptions& options);
   void prepare(const Program& program, const CostModel& costs, const EngineOptions& options);
-  void prepare_links(const Program& program, const CostModel& costs, std::vector<double>& bandwidth);
+  bool uses_sweep(const EngineOptions& options) const;
+  void prepare_links(const std::vector<int>& stage_device, const CostModel& costs, std::vector<double>& bandwidth);
+  SimulationOutcome run_sweep(const Program& program, const CostModel& costs, const EngineOptions& options);
   void prepare_device(int device, const CostModel& costs);
   // The cheap test inline, the rest out of line: most calls find the device busy or done.
   void try_start(int device) {
@@ -107,6 +129,76 @@ class Engine {
   [[gnu::always_inline]] inline void finish_op(double time, int device);
   Result summarize();
   Deadlock describe_deadlock() const;
+  // What a device stopped at `step` on `next` waits for, when it is not held in a paired send.
+  StuckDevice describe_wait(int device, std::size_t step, const Action& next, bool forward_done) const;
+
+  // The in-order sweep (engine_sweep.cpp). Its state per (stage, micro-batch) lives in a ring per
+  // stage that holds only the micro-batches in flight there: the input that has arrived (the
+  // activation for F, then the gradient for B or I: the second can only arrive after F has run)
+  // and the flags of the ops done.
+  struct Slot {
+    double input = 0;
+    std::int32_t microbatch = -1;  // -1: free
+    std::uint8_t flags = 0;
+  };
+  struct SlotRing {
+    std::vector<Slot> slots;
+    std::size_t mask = 0;
+  };
+  // Per device: its window of actions, position and stream, and what the summary needs, noted as
+  // the ops run instead of in a pass over the list beforehand.
+  struct SweepDevice {
+    const Action* cur = nullptr;
+    const Action* end = nullptr;
+    std::size_t position = 0;  // of *cur in the device's list
+    double free_at = 0;
+    double busy = 0;
+    double start = 0;     // of position 0
+    double last_end = 0;  // of the latest position
+    bool blocked = false;
+    bool finished = false;
+    // Phases: the first backward (B or I) and the position after the last forward.
+    std::size_t first_backward = kNoMark;
+    double first_backward_start = 0;
+    double end_before_first_backward = 0;
+    double busy_before_first_backward = 0;
+    std::size_t cooldown_first = 0;  // last forward + 1; 0 while there is none
+    double cooldown_first_start = 0;
+    double last_forward_end = 0;
+    double busy_through_last_forward = 0;
+  };
+  template <typename Feed>
+  SimulationOutcome sweep(Feed& feed);
+  template <typename Feed>
+  void advance(Feed& feed, int device);
+  [[gnu::always_inline]] inline void note_position(SweepDevice& device, const Action& action, double start,
+                                                   double end, double cost);
+  void finish_device(int device);
+  Slot* find_slot(int stage, int microbatch) {
+    SlotRing& ring = rings_[index_of(stage)];
+    Slot& slot = ring.slots[static_cast<std::size_t>(microbatch) & ring.mask];
+    return slot.microbatch == microbatch ? &slot : nullptr;
+  }
+  const Slot* find_slot(int stage, int microbatch) const {
+    const SlotRing& ring = rings_[index_of(stage)];
+    const Slot& slot = ring.slots[static_cast<std::size_t>(microbatch) & ring.mask];
+    return slot.microbatch == microbatch ? &slot : nullptr;
+  }
+  Slot& obtain_slot(int stage, int microbatch) {
+    SlotRing& ring = rings_[index_of(stage)];
+    Slot& slot = ring.slots[static_cast<std::size_t>(microbatch) & ring.mask];
+    if (slot.microbatch == microbatch) [[likely]] return slot;
+    if (slot.microbatch < 0) {
+      slot = Slot{kUnknownTime, microbatch, 0};
+      return slot;
+    }
+    return grow_and_obtain(stage, microbatch);
+  }
+  [[gnu::noinline]] Slot& grow_and_obtain(int stage, int microbatch);
+  double sweep_ready(const Action& action) const;
+  void wake(int device);
+  static std::size_t index_of(int i) { return static_cast<std::size_t>(i); }
+  static constexpr double kUnknownTime = __builtin_inf();
 
   std::size_t slot(const Action& action) const {
     return static_cast<std::size_t>(action.stage) * static_cast<std::size_t>(m_) +
@@ -147,6 +239,14 @@ class Engine {
   std::vector<double> waiting_since_;  // indexed by slot for forward inputs, slots + slot for backward
   EventQueue events_;
   Timeline timeline_;
+  std::vector<SlotRing> rings_;
+  std::vector<SweepDevice> sweep_devices_;
+  std::vector<int> woken_;            // FIFO ring of devices to visit, each at most once
+  std::size_t woken_head_ = 0;
+  std::size_t woken_count_ = 0;
+  std::vector<std::uint8_t> first_forward_seen_;  // per stage, with record_stage_times
+  std::vector<StreamReader> readers_;             // per device, for runs of ScheduleStreams
+  Program stored_;  // streams materialised for the event queue
 };
 
 }  // namespace ppsim

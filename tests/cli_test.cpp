@@ -170,7 +170,11 @@ TEST_CASE("bad input exits 2 with one line naming the flag, and prints nothing o
       {{"run", "-m", "2.5"}, "ppsim: error: -m: must be a positive integer, got '2.5'"},
       {{"run", "-p", "99999999999"}, "ppsim: error: -p: is absurdly large"},
       {{"run", "-p", "100000", "-m", "100000"},
-       "ppsim: error: -m: p=100000, v=1, m=100000 would simulate up to 3e+10 ops, above the limit of 50000000 per run"},
+       "ppsim: error: -m: p=100000, v=1, m=100000 would simulate up to 3e+10 ops, above the limit of 1000000000 per "
+       "run"},
+      {{"run", "-p", "4", "-m", "5000000", "--timeline"},
+       "ppsim: error: -m: p=4, v=1, m=5000000 would simulate up to 6e+07 ops, above the limit of 50000000 per run that "
+       "stores its program (a timeline, a picture, paired sends or an export)"},
       {{"run", "-s", "zigzag"}, "ppsim: error: --schedule: unknown schedule 'zigzag'; known: gpipe, 1f1b"},
       {{"run", "-s", "1f1"},
        "ppsim: error: --schedule: unknown schedule '1f1' (did you mean 1f1b?); known: gpipe, 1f1b"},

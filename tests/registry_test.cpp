@@ -37,6 +37,29 @@ TEST_CASE(
   CHECK(simulated > 0);
 }
 
+// Summary runs replay registry schedules from their generators without validating them (study.cpp,
+// simulate_generated): this grid, beyond the small sizes above, is what stands behind that.
+TEST_CASE("Every registry schedule is valid by construction at large p and m around its size thresholds") {
+  int validated = 0;
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    if (!info.generated()) continue;
+    for (const int p : {9, 16, 33, 64}) {
+      for (const int v : {1, 2, 3}) {
+        for (const int m : {1, p - 1, p, p + 1, 2 * p - 2, 2 * p - 1, 2 * p, 3 * p + 1, 4 * p, 8 * p, 1000}) {
+          const ppsim::ScheduleParams params{p, m, v};
+          if (info.check(params)) continue;
+          INFO(std::string(info.name) << " p=" << p << " m=" << m << " v=" << v);
+          const ppsim::Program program = info.build(params);
+          const auto problem = ppsim::validate_program(program);
+          REQUIRE_FALSE(problem.has_value());
+          ++validated;
+        }
+      }
+    }
+  }
+  CHECK(validated > 100);
+}
+
 TEST_CASE("Every registry schedule refuses sizes outside its constraints with a reason") {
   for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
     INFO(std::string(info.name));

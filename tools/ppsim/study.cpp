@@ -110,14 +110,16 @@ Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& inf
   return adjusted;
 }
 
-void check_size(const Scenario& scenario) {
+void check_size(const Scenario& scenario, bool stored) {
   const auto& params = scenario.params;
   // Every (stage, micro-batch) has at most three ops (F, I, W).
   const double ops = 3.0 * params.p * static_cast<double>(params.v) * params.m;
-  if (ops > static_cast<double>(kMaxOps)) {
+  const std::int64_t limit = stored ? kMaxOps : kMaxGeneratedOps;
+  if (ops > static_cast<double>(limit)) {
     throw InputError(scenario.source_of("m") + ": p=" + std::to_string(params.p) + ", v=" + std::to_string(params.v) +
                      ", m=" + std::to_string(params.m) + " would simulate up to " + show(ops) +
-                     " ops, above the limit of " + std::to_string(kMaxOps) + " per run");
+                     " ops, above the limit of " + std::to_string(limit) + " per run" +
+                     (stored ? " that stores its program (a timeline, a picture, paired sends or an export)" : ""));
   }
 }
 
@@ -234,32 +236,27 @@ void check_costs(const Scenario& scenario, const CostModel& costs, const Program
 
 }  // namespace
 
-Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
-                        Engine& engine) {
-  if (auto problem = validate_program(program)) {
-    std::string grid;
-    if (problem->where) grid = format_step_grid(program, std::span<const GridMark>(&*problem->where, 1));
-    throw ScheduleError("schedule " + std::string(name) + " is invalid: " + problem->message, grid);
-  }
-  const auto costs = make_cost_model(scenario, program.stage_device);
-  check_costs(scenario, *costs, program);
+namespace {
+
+EngineOptions engine_options(const Scenario& scenario, std::string_view name, const CostModel& costs,
+                             bool record_timeline) {
   EngineOptions options;
   options.comm = engine_comm_mode(scenario, name);
   options.record_timeline = record_timeline;
   // A transformer study places its data-parallel collectives against each stage's gradients.
-  options.record_stage_times = dynamic_cast<const TransformerCostModel*>(costs.get()) != nullptr;
-  SimulationOutcome outcome = engine.run(program, *costs, options);
-  if (outcome.deadlock) {
-    std::vector<GridMark> marks;
-    for (const auto& stuck : outcome.deadlock->devices) marks.push_back({stuck.device, stuck.step});
-    throw ScheduleError("schedule " + std::string(name) + " cannot finish: " + outcome.deadlock->summary(),
-                        format_step_grid(program, marks));
-  }
+  options.record_stage_times = dynamic_cast<const TransformerCostModel*>(&costs) != nullptr;
+  return options;
+}
+
+// The report of a finished run. `program` is the program replayed, or for a generated run only its
+// shape (stage placement, no action lists): what the summary reporters read.
+Report make_report(const Scenario& scenario, std::string_view name, Program program, Result result,
+                   const CostModel& costs, const EngineOptions& options) {
   Report report;
   report.schedule = std::string(name);
   report.params = scenario.params;
   report.program = std::move(program);
-  report.result = std::move(*outcome.result);
+  report.result = std::move(result);
   report.scenario = scenario_to_json(scenario, name);
   report.scenario["comm"] = comm_mode_name(options.comm);  // as resolved for this schedule
   if (report.scenario.contains("overlap-p2p-comm")) {
@@ -269,7 +266,7 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
                                               ? nlohmann::ordered_json(nullptr)
                                               : nlohmann::ordered_json(options.comm == CommMode::kOverlap);
   }
-  if (const auto* transformer = dynamic_cast<const TransformerCostModel*>(costs.get())) {
+  if (const auto* transformer = dynamic_cast<const TransformerCostModel*>(&costs)) {
     std::vector<double> device_end;
     std::vector<std::int64_t> peak_activations;
     for (const DeviceFigures& device : report.result.per_device) {
@@ -285,6 +282,48 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
     report.memory_capacity = transformer->setup().hardware.memory_capacity;
   }
   return report;
+}
+
+[[noreturn]] void throw_deadlock(std::string_view name, const Program& program, const Deadlock& deadlock) {
+  std::vector<GridMark> marks;
+  for (const auto& stuck : deadlock.devices) marks.push_back({stuck.device, stuck.step});
+  throw ScheduleError("schedule " + std::string(name) + " cannot finish: " + deadlock.summary(),
+                      format_step_grid(program, marks));
+}
+
+// A registry schedule replayed from its generators: nothing grows with m. Its programs are valid
+// by construction (tests/registry_test.cpp validates them over a grid of sizes), so they are not
+// validated again on every run.
+Report simulate_generated(const Scenario& scenario, std::string_view name, const ScheduleInfo& info, Engine& engine) {
+  const ScheduleStreams streams = info.streams(scenario.params);
+  const auto costs = make_cost_model(scenario, streams.stage_device);
+  Program shape;
+  shape.num_devices = streams.params.p;
+  shape.num_microbatches = streams.params.m;
+  shape.stage_device = streams.stage_device;
+  check_costs(scenario, *costs, shape);
+  const EngineOptions options = engine_options(scenario, name, *costs, false);
+  SimulationOutcome outcome = engine.run(streams, *costs, options);
+  if (outcome.deadlock) throw_deadlock(name, info.build(scenario.params), *outcome.deadlock);
+  return make_report(scenario, name, std::move(shape), std::move(*outcome.result), *costs, options);
+}
+
+}  // namespace
+
+Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
+                        Engine& engine) {
+  if (auto problem = validate_program(program)) {
+    std::string grid;
+    if (problem->where) grid = format_step_grid(program, std::span<const GridMark>(&*problem->where, 1));
+    throw ScheduleError("schedule " + std::string(name) + " is invalid: " + problem->message, grid);
+  }
+  const auto costs = make_cost_model(scenario, program.stage_device);
+  check_costs(scenario, *costs, program);
+  const EngineOptions options = engine_options(scenario, name, *costs, record_timeline);
+  SimulationOutcome outcome = engine.run(program, *costs, options);
+  if (outcome.deadlock) throw_deadlock(name, program, *outcome.deadlock);
+  Result result = std::move(*outcome.result);
+  return make_report(scenario, name, std::move(program), std::move(result), *costs, options);
 }
 
 Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, Engine& engine) {
@@ -314,7 +353,10 @@ Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bo
   if (!info->generated()) return simulate_schedule_file(scenario, record_timeline, engine);
   const Scenario adjusted = scenario_for_schedule(scenario, *info);
   if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(scenario, *info, *why));
-  check_size(adjusted);
+  // The event queue replays a stored program: for timelines and for paired sends.
+  const bool stored = record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired;
+  check_size(adjusted, stored);
+  if (!stored) return simulate_generated(adjusted, schedule, *info, engine);
   return simulate_program(adjusted, schedule, info->build(adjusted.params), record_timeline, engine);
 }
 

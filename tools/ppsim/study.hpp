@@ -15,15 +15,19 @@
 
 namespace ppsim {
 
-// Compute ops one simulation may have. At ~10 M ops/s a run at the limit takes a few seconds and
-// its program about 1 GiB; anything larger is almost surely a typo in p, m or v.
+// Compute ops one simulation may have when it stores its program (a timeline or picture, paired
+// sends, a schedule file, an export): at ~12 bytes an action plus the timeline, about 1 GiB at the
+// limit. A summary of a registry schedule is generated as it runs and stores nothing that grows with
+// m, so it may go much further; at a few hundred million ops a second the limit is seconds of work,
+// and anything larger is almost surely a typo in p, m or v.
 inline constexpr std::int64_t kMaxOps = 50'000'000;
+inline constexpr std::int64_t kMaxGeneratedOps = 1'000'000'000;
 
 // Checks what does not depend on a schedule: names exist and costs are consistent.
 void check_scenario(const Scenario& scenario);
 
-// Refuses sizes above kMaxOps.
-void check_size(const Scenario& scenario);
+// Refuses sizes above kMaxOps for runs that store their program, kMaxGeneratedOps otherwise.
+void check_size(const Scenario& scenario, bool stored);
 
 // The scenario as one schedule runs it. Without -v a schedule runs at its own default v, and the
 // costs given (per stage at v = 1, i.e. per device's share of the model) are split evenly over its

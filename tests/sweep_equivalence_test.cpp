@@ -1,0 +1,196 @@
+// The engine's two algorithms (sim/engine.hpp) must agree bit for bit: the in-order sweep, which
+// every summary run takes, against the event queue, which the timeline invariants check op by op
+// (tests/support/invariants.cpp). And a schedule run from its generators, never stored, must give
+// what its stored Program gives.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "models/stage_table_cost_model.hpp"
+#include "models/uniform_cost_model.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/validate.hpp"
+#include "sim/engine.hpp"
+
+namespace {
+
+using ppsim::CommMode;
+using ppsim::EngineAlgorithm;
+using ppsim::Result;
+
+// Every figure a Result carries, compared exactly: the two algorithms do the same floating-point
+// operations in the same order, so there is no tolerance to give.
+void require_identical(const Result& a, const Result& b) {
+  CHECK(a.p == b.p);
+  CHECK(a.m == b.m);
+  CHECK(a.stages == b.stages);
+  CHECK(a.makespan == b.makespan);
+  CHECK(a.bubble_ratio == b.bubble_ratio);
+  CHECK(a.bubble_overhead == b.bubble_overhead);
+  CHECK(a.comm_ratio == b.comm_ratio);
+  CHECK(a.total_busy == b.total_busy);
+  CHECK(a.compute_ops == b.compute_ops);
+  CHECK(a.messages == b.messages);
+  REQUIRE(a.per_device.size() == b.per_device.size());
+  for (std::size_t d = 0; d < a.per_device.size(); ++d) {
+    INFO("device " << d);
+    const auto& x = a.per_device[d];
+    const auto& y = b.per_device[d];
+    CHECK(x.start == y.start);
+    CHECK(x.end == y.end);
+    CHECK(x.busy == y.busy);
+    CHECK(x.idle == y.idle);
+    CHECK(x.ops == y.ops);
+    CHECK(x.peak_stashed == y.peak_stashed);
+    CHECK(x.peak_activation_bytes == y.peak_activation_bytes);
+    CHECK(x.peak_memory_bytes == y.peak_memory_bytes);
+    CHECK(x.static_bytes == y.static_bytes);
+    for (std::size_t k = 0; k < 3; ++k) {
+      INFO("phase " << k);
+      CHECK(x.phases[k].ops == y.phases[k].ops);
+      CHECK(x.phases[k].busy == y.phases[k].busy);
+      CHECK(x.phases[k].start == y.phases[k].start);
+      CHECK(x.phases[k].end == y.phases[k].end);
+    }
+  }
+  REQUIRE(a.per_stage.size() == b.per_stage.size());
+  for (std::size_t s = 0; s < a.per_stage.size(); ++s) {
+    INFO("stage " << s);
+    CHECK(a.per_stage[s].first_forward == b.per_stage[s].first_forward);
+    CHECK(a.per_stage[s].gradient_start == b.per_stage[s].gradient_start);
+    CHECK(a.per_stage[s].gradient_end == b.per_stage[s].gradient_end);
+  }
+  REQUIRE(a.per_link.size() == b.per_link.size());
+  for (std::size_t l = 0; l < a.per_link.size(); ++l) {
+    CHECK(a.per_link[l].src == b.per_link[l].src);
+    CHECK(a.per_link[l].dst == b.per_link[l].dst);
+    CHECK(a.per_link[l].messages == b.per_link[l].messages);
+    CHECK(a.per_link[l].bytes == b.per_link[l].bytes);
+    CHECK(a.per_link[l].busy == b.per_link[l].busy);
+  }
+}
+
+// Unbalanced stages (a slower, heavier last stage), messages that queue on slow links, stashes and
+// static bytes: the costs under which an ordering mistake would show.
+ppsim::StageTableCostModel unbalanced_costs(int stages, int p) {
+  ppsim::StageTable table;
+  for (int s = 0; s < stages; ++s) {
+    const double slow = s == stages - 1 ? 1.5 : 1.0 + 0.125 * (s % 3);
+    table.stages.push_back({ppsim::Duration{1.0 * slow}, ppsim::Duration{2.0 * slow}, ppsim::Duration{0.75 * slow},
+                            ppsim::ByteCount{1000 + 10 * s}});
+  }
+  for (int s = 0; s + 1 < stages; ++s) table.boundary_bytes.push_back(ppsim::ByteCount{40 + 5 * (s % 4)});
+  for (int d = 0; d < p; ++d) table.static_bytes.push_back(ppsim::ByteCount{7 + d});
+  table.latency = ppsim::Duration{0.2};
+  table.bandwidth = ppsim::Bandwidth{100};
+  return ppsim::StageTableCostModel(table);
+}
+
+Result run(const ppsim::Program& program, const ppsim::CostModel& costs, EngineAlgorithm algorithm, CommMode comm,
+           bool stage_times) {
+  ppsim::Engine engine;
+  ppsim::EngineOptions options;
+  options.algorithm = algorithm;
+  options.comm = comm;
+  options.record_stage_times = stage_times;
+  const ppsim::SimulationOutcome outcome = engine.run(program, costs, options);
+  REQUIRE(outcome.result.has_value());
+  return *outcome.result;
+}
+
+}  // namespace
+
+TEST_CASE("The in-order sweep gives the event queue's figures exactly for every schedule, size, cost and mode") {
+  const auto [p, m] = GENERATE(table<int, int>({{1, 1}, {2, 3}, {3, 6}, {4, 4}, {4, 8}, {4, 11}, {5, 10}, {8, 16}, {4, 100}}));
+  const CommMode comm = GENERATE(CommMode::kOverlap, CommMode::kBlocking);
+  const bool unbalanced = GENERATE(false, true);
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    if (!info.generated()) continue;
+    for (const int v : {1, 2, 3}) {
+      const ppsim::ScheduleParams params{p, m, v};
+      if (info.check(params)) continue;
+      INFO(info.name << " p=" << p << " m=" << m << " v=" << v << (unbalanced ? " unbalanced" : " uniform")
+                     << (comm == CommMode::kBlocking ? " blocking" : " overlap"));
+      const ppsim::Program program = info.build(params);
+      REQUIRE_FALSE(ppsim::validate_program(program).has_value());
+      ppsim::UniformCosts uniform;
+      uniform.activation_bytes = ppsim::ByteCount{1000};
+      uniform.static_bytes = ppsim::ByteCount{7};
+      uniform.message_bytes = ppsim::ByteCount{50};
+      uniform.bandwidth = ppsim::Bandwidth{100};
+      uniform.latency = ppsim::Duration{0.25};
+      uniform.overlap = ppsim::Duration{2.5};
+      const ppsim::UniformCostModel uniform_model(uniform);
+      const ppsim::StageTableCostModel table_model = unbalanced_costs(program.num_stages(), p);
+      const ppsim::CostModel& costs = unbalanced ? static_cast<const ppsim::CostModel&>(table_model) : uniform_model;
+      const Result events = run(program, costs, EngineAlgorithm::kEventQueue, comm, unbalanced);
+      const Result sweep = run(program, costs, EngineAlgorithm::kSweep, comm, unbalanced);
+      require_identical(events, sweep);
+    }
+  }
+}
+
+TEST_CASE("A schedule replayed from its generators gives what its stored program gives, and stores no program") {
+  const auto [p, m] = GENERATE(table<int, int>({{2, 4}, {4, 8}, {4, 13}, {8, 32}, {6, 1000}}));
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    if (!info.generated()) continue;
+    for (const int v : {1, 2}) {
+      const ppsim::ScheduleParams params{p, m, v};
+      if (info.check(params)) continue;
+      INFO(info.name << " p=" << p << " m=" << m << " v=" << v);
+      ppsim::UniformCosts uniform;
+      uniform.activation_bytes = ppsim::ByteCount{1000};
+      uniform.message_bytes = ppsim::ByteCount{50};
+      uniform.bandwidth = ppsim::Bandwidth{100};
+      uniform.latency = ppsim::Duration{0.25};
+      const ppsim::UniformCostModel costs(uniform);
+      ppsim::Engine engine;
+      const auto stored = engine.run(info.build(params), costs);
+      const auto generated = engine.run(info.streams(params), costs);  // the same engine: state reused
+      REQUIRE(stored.result.has_value());
+      REQUIRE(generated.result.has_value());
+      require_identical(*stored.result, *generated.result);
+    }
+  }
+}
+
+TEST_CASE("The in-order sweep reports the event queue's deadlock, device for device") {
+  // Device 1 wants micro-batch 1 first, device 0 sends 0 first and waits for its gradient.
+  ppsim::Program program;
+  program.num_devices = 2;
+  program.num_microbatches = 2;
+  program.stage_device = {0, 1};
+  program.actions = {{{0, ppsim::Op::kForward, 0}, {0, ppsim::Op::kBackward, 0}, {0, ppsim::Op::kForward, 1},
+                      {0, ppsim::Op::kBackward, 1}},
+                     {{1, ppsim::Op::kForward, 1}, {1, ppsim::Op::kBackward, 1}, {1, ppsim::Op::kForward, 0},
+                      {1, ppsim::Op::kBackward, 0}}};
+  const ppsim::UniformCostModel costs(ppsim::UniformCosts{});
+  ppsim::Engine engine;
+  ppsim::EngineOptions events;
+  events.algorithm = EngineAlgorithm::kEventQueue;
+  ppsim::EngineOptions sweep;
+  sweep.algorithm = EngineAlgorithm::kSweep;
+  const auto a = engine.run(program, costs, events);
+  const auto b = engine.run(program, costs, sweep);
+  REQUIRE(a.deadlock.has_value());
+  REQUIRE(b.deadlock.has_value());
+  CHECK(b.deadlock->summary() == a.deadlock->summary());
+  CHECK(b.deadlock->summary() ==
+        "deadlock: device 0 at step 1 (0B0) waits for the gradient of 1B0 or 1I0 from device 1; "
+        "device 1 at step 0 (1F1) waits for 0F1 from device 0");
+}
+
+TEST_CASE("Forcing the in-order sweep where it cannot run is refused") {
+  const ppsim::Program program = ppsim::find_schedule("1f1b")->build({2, 2, 1});
+  const ppsim::UniformCostModel costs(ppsim::UniformCosts{});
+  ppsim::Engine engine;
+  ppsim::EngineOptions options;
+  options.algorithm = EngineAlgorithm::kSweep;
+  options.record_timeline = true;
+  CHECK_THROWS_AS(engine.run(program, costs, options), std::invalid_argument);
+  options.record_timeline = false;
+  options.comm = CommMode::kPaired;
+  CHECK_THROWS_AS(engine.run(program, costs, options), std::invalid_argument);
+}
