@@ -141,9 +141,22 @@ class Engine {
     std::int32_t microbatch = -1;  // -1: free
     std::uint8_t flags = 0;
   };
-  struct SlotRing {
-    std::vector<Slot> slots;
-    std::size_t mask = 0;
+  // What the sweep reads of a stage per op, in one place: its costs, where its outputs go, its ring.
+  struct SweepStage {
+    std::array<double, kNumOps> time{};
+    std::int64_t activation_bytes = 0;
+    std::int64_t weight_bytes = 0;
+    double forward_send_time = 0;
+    double backward_send_time = 0;
+    std::int64_t forward_bytes = 0;
+    std::int64_t backward_bytes = 0;
+    Slot* slots = nullptr;  // ring_storage_[stage], cached
+    std::size_t mask = 0;   // its size - 1 (a power of two)
+    std::int32_t forward_link = -1;
+    std::int32_t backward_link = -1;
+    std::int32_t next_device = -1;
+    std::int32_t previous_device = -1;
+    bool last = false;  // the last stage, whose backward needs no gradient
   };
   // Per device: its window of actions, position and stream, and what the summary needs, noted as
   // the ops run instead of in a pass over the list beforehand.
@@ -171,32 +184,40 @@ class Engine {
   SimulationOutcome sweep(Feed& feed);
   template <typename Feed>
   void advance(Feed& feed, int device);
+  // An overlapped pair at the device's window, out of the loop: false when it must wait.
+  template <typename Feed>
+  [[gnu::noinline]] bool run_pair(Feed& feed, int device);
   [[gnu::always_inline]] inline void note_position(SweepDevice& device, const Action& action, double start,
                                                    double end, double cost);
+  // The op's input arrival (+inf while unknown) and its own slot (nullptr for stage 0's F, which
+  // has none until it runs).
+  [[gnu::always_inline]] inline double input_ready(const Action& action, const SweepStage& stage, Slot*& own);
+  // Applies a finished op: flags, memory, its message, the consumer woken; raises `released` to
+  // when the message has left the link.
+  [[gnu::always_inline]] inline void complete_op(int device, const Action& action, const SweepStage& stage,
+                                                 Slot* own, double end, double& released);
   void finish_device(int device);
-  Slot* find_slot(int stage, int microbatch) {
-    SlotRing& ring = rings_[index_of(stage)];
-    Slot& slot = ring.slots[static_cast<std::size_t>(microbatch) & ring.mask];
+  static Slot* find_slot(const SweepStage& stage, int microbatch) {
+    Slot& slot = stage.slots[static_cast<std::size_t>(microbatch) & stage.mask];
     return slot.microbatch == microbatch ? &slot : nullptr;
   }
-  const Slot* find_slot(int stage, int microbatch) const {
-    const SlotRing& ring = rings_[index_of(stage)];
-    const Slot& slot = ring.slots[static_cast<std::size_t>(microbatch) & ring.mask];
-    return slot.microbatch == microbatch ? &slot : nullptr;
-  }
-  Slot& obtain_slot(int stage, int microbatch) {
-    SlotRing& ring = rings_[index_of(stage)];
-    Slot& slot = ring.slots[static_cast<std::size_t>(microbatch) & ring.mask];
+  Slot& obtain_slot(int stage_index, int microbatch) {
+    SweepStage& stage = sweep_stages_[index_of(stage_index)];
+    Slot& slot = stage.slots[static_cast<std::size_t>(microbatch) & stage.mask];
     if (slot.microbatch == microbatch) [[likely]] return slot;
     if (slot.microbatch < 0) {
       slot = Slot{kUnknownTime, microbatch, 0};
       return slot;
     }
-    return grow_and_obtain(stage, microbatch);
+    return grow_and_obtain(stage_index, microbatch);
   }
   [[gnu::noinline]] Slot& grow_and_obtain(int stage, int microbatch);
-  double sweep_ready(const Action& action) const;
-  void wake(int device);
+  void wake(int device) {
+    SweepDevice& state = sweep_devices_[index_of(device)];
+    if (!state.blocked) return;  // queued, running or finished
+    state.blocked = false;
+    woken_[(woken_head_ + woken_count_++) & woken_mask_] = device;
+  }
   static std::size_t index_of(int i) { return static_cast<std::size_t>(i); }
   static constexpr double kUnknownTime = __builtin_inf();
 
@@ -239,9 +260,11 @@ class Engine {
   std::vector<double> waiting_since_;  // indexed by slot for forward inputs, slots + slot for backward
   EventQueue events_;
   Timeline timeline_;
-  std::vector<SlotRing> rings_;
+  std::vector<SweepStage> sweep_stages_;
+  std::vector<std::vector<Slot>> ring_storage_;  // per stage
   std::vector<SweepDevice> sweep_devices_;
-  std::vector<int> woken_;            // FIFO ring of devices to visit, each at most once
+  std::vector<int> woken_;  // FIFO ring of devices to visit, each at most once; a power of two long
+  std::size_t woken_mask_ = 0;
   std::size_t woken_head_ = 0;
   std::size_t woken_count_ = 0;
   std::vector<std::uint8_t> first_forward_seen_;  // per stage, with record_stage_times

@@ -53,46 +53,94 @@ struct StreamFeed {
 
 }  // namespace
 
-Engine::Slot& Engine::grow_and_obtain(int stage, int microbatch) {
-  SlotRing& ring = rings_[index_of(stage)];
+Engine::Slot& Engine::grow_and_obtain(int stage_index, int microbatch) {
+  std::vector<Slot>& slots = ring_storage_[index_of(stage_index)];
   // Two micro-batches in flight at once that share a position modulo the new size shared it
   // modulo the old one too, so rehashing into twice the size never collides.
-  std::vector<Slot> old = std::move(ring.slots);
-  ring.slots.assign(2 * old.size(), Slot{});
-  ring.mask = ring.slots.size() - 1;
+  std::vector<Slot> old = std::move(slots);
+  slots.assign(2 * old.size(), Slot{});
+  SweepStage& stage = sweep_stages_[index_of(stage_index)];
+  stage.slots = slots.data();
+  stage.mask = slots.size() - 1;
   for (const Slot& slot : old) {
-    if (slot.microbatch >= 0) ring.slots[static_cast<std::size_t>(slot.microbatch) & ring.mask] = slot;
+    if (slot.microbatch >= 0) slots[static_cast<std::size_t>(slot.microbatch) & stage.mask] = slot;
   }
-  return obtain_slot(stage, microbatch);
+  return obtain_slot(stage_index, microbatch);
 }
 
-double Engine::sweep_ready(const Action& action) const {
-  const int last_stage = static_cast<int>(stages_.size()) - 1;
+inline double Engine::input_ready(const Action& action, const SweepStage& stage, Slot*& own) {
+  // F's slot holds its activation's arrival (stage 0 reads the batch); after F, the slot holds
+  // the gradient's arrival (0 on the last stage, which owns the loss), so B and I read the same.
   switch (action.op) {
-    case Op::kForward: {
-      if (action.stage == 0) return 0.0;  // stage 0 reads the batch
-      const Slot* slot = find_slot(action.stage, action.microbatch);
-      return slot != nullptr ? slot->input : kUnknownTime;
-    }
+    case Op::kForward:
+      if (action.stage == 0) {
+        own = nullptr;
+        return 0.0;
+      }
+      own = find_slot(stage, action.microbatch);
+      return own != nullptr ? own->input : kUnknownTime;
     case Op::kBackward:
-    case Op::kBackwardInput: {
-      const Slot* slot = find_slot(action.stage, action.microbatch);
-      if (slot == nullptr || !(slot->flags & kSweepForwardDone)) return kUnknownTime;
-      return action.stage == last_stage ? 0.0 : slot->input;  // the last stage owns the loss
-    }
-    case Op::kBackwardWeight: {
-      const Slot* slot = find_slot(action.stage, action.microbatch);
-      return slot != nullptr && (slot->flags & kSweepInputGradDone) ? 0.0 : kUnknownTime;
-    }
+    case Op::kBackwardInput:
+      own = find_slot(stage, action.microbatch);
+      return own != nullptr && (own->flags & kSweepForwardDone) ? own->input : kUnknownTime;
+    case Op::kBackwardWeight:
+      own = find_slot(stage, action.microbatch);
+      return own != nullptr && (own->flags & kSweepInputGradDone) ? 0.0 : kUnknownTime;
   }
   return kUnknownTime;
 }
 
-void Engine::wake(int device) {
-  SweepDevice& state = sweep_devices_[index_of(device)];
-  if (!state.blocked) return;  // queued, running or finished
-  state.blocked = false;
-  woken_[(woken_head_ + woken_count_++) % woken_.size()] = device;
+inline void Engine::complete_op(int device, const Action& action, const SweepStage& stage, Slot* own, double end,
+                                double& released) {
+  MemoryTracker& memory = memory_[index_of(device)];
+  int to_stage;
+  std::int32_t link;
+  double send_time;
+  std::int64_t bytes;
+  int consumer;
+  switch (action.op) {
+    case Op::kForward:
+      if (own == nullptr) own = &obtain_slot(action.stage, action.microbatch);
+      own->flags |= kSweepForwardDone;
+      own->input = stage.last ? 0.0 : kUnknownTime;  // its input is used: the gradient's comes next
+      if (stage.last) return;
+      to_stage = action.stage + 1;
+      link = stage.forward_link;
+      send_time = stage.forward_send_time;
+      bytes = stage.forward_bytes;
+      consumer = stage.next_device;
+      break;
+    case Op::kBackward:
+    case Op::kBackwardInput:
+      if (action.op == Op::kBackward) {
+        memory.on_backward(stage.activation_bytes);
+        own->microbatch = -1;  // nothing reads it again
+      } else {
+        memory.on_input_grad(stage.activation_bytes, stage.weight_bytes);
+        own->flags |= kSweepInputGradDone;
+      }
+      if (action.stage == 0) return;
+      to_stage = action.stage - 1;
+      link = stage.backward_link;
+      send_time = stage.backward_send_time;
+      bytes = stage.backward_bytes;
+      consumer = stage.previous_device;
+      break;
+    case Op::kBackwardWeight:
+    default:
+      memory.on_weight_grad(stage.weight_bytes);
+      own->microbatch = -1;
+      return;
+  }
+  double arrival = end;
+  if (link >= 0) {
+    Link& target = links_[index_of(link)];
+    const Link::Departure departure = target.send(end, bytes, send_time);
+    arrival = departure.end + target.latency;
+    released = std::max(released, departure.end);
+  }
+  obtain_slot(to_stage, action.microbatch).input = arrival;
+  if (consumer != device) wake(consumer);
 }
 
 // One position of the device's list, with its op's time span: what the summary needs of it. `cost`
@@ -126,114 +174,90 @@ inline void Engine::note_position(SweepDevice& state, const Action& action, doub
       stage_figures_[stage].gradient_end = end;
     }
   }
-  ++state.position;
+  state.position = position + 1;
 }
 
 template <typename Feed>
 void Engine::advance(Feed& feed, int device) {
   SweepDevice& state = sweep_devices_[index_of(device)];
-  const int num_stages = static_cast<int>(stages_.size());
   const bool overlap = options_.comm == CommMode::kOverlap;
   while (true) {
-    if (state.cur == state.end && !feed.refill(device, state.cur, state.end)) {
+    if (state.cur == state.end && !feed.refill(device, state.cur, state.end)) [[unlikely]] {
       state.finished = true;
       return finish_device(device);
     }
-    const Action* action = state.cur;
-    double ready = sweep_ready(*action);
+    const Action action = *state.cur;
+    if (action.fused_with_next) [[unlikely]] {
+      if (!run_pair(feed, device)) return;
+      continue;
+    }
+    const SweepStage& stage = sweep_stages_[index_of(action.stage)];
+    Slot* own;
+    const double ready = input_ready(action, stage, own);
     if (ready == kUnknownTime) {
       state.blocked = true;  // the op that delivers its input wakes it
       return;
     }
-    const StageInfo& stage = stages_[index_of(action->stage)];
-    double cost = stage.time[static_cast<std::size_t>(action->op)];
-    const Action* partner = nullptr;
-    if (action->fused_with_next) [[unlikely]] {
-      // An overlapped pair starts when both halves could, and runs as one op.
-      if (action + 1 == state.end) {
-        feed.refill(device, state.cur, state.end);
-        action = state.cur;
-      }
-      if (action + 1 < state.end) {
-        partner = action + 1;
-        const double partner_ready = sweep_ready(*partner);
-        if (partner_ready == kUnknownTime) {
-          state.blocked = true;
-          return;
-        }
-        ready = std::max(ready, partner_ready);
-        cost = costs_->overlap_time(action->stage, partner->op, partner->stage);
-      }
-    }
+    const double cost = stage.time[static_cast<std::size_t>(action.op)];
     const double start = std::max(state.free_at, ready);
     const double end = start + cost;
-    if (action->op == Op::kForward) memory_[index_of(device)].on_forward(stage.activation_bytes);
-    note_position(state, *action, start, end, cost);
-    if (partner != nullptr) note_position(state, *partner, start, end, 0.0);
-
-    // Outputs: memory freed, flags set, messages sent, consumers woken. `released` is when the
-    // stream is free again in blocking mode (its messages have left the links).
-    double released = end;
-    for (const Action* done = action; done != nullptr; done = done == action ? partner : nullptr) {
-      const StageInfo& info = stages_[index_of(done->stage)];
-      MemoryTracker& memory = memory_[index_of(device)];
-      int link = -1;
-      double send_time = 0;
-      std::int64_t bytes = 0;
-      int to_stage = -1;
-      int consumer = -1;
-      switch (done->op) {
-        case Op::kForward:
-          {
-            // Its input is used: the slot waits for the gradient next.
-            Slot& own = obtain_slot(done->stage, done->microbatch);
-            own.flags |= kSweepForwardDone;
-            own.input = kUnknownTime;
-          }
-          if (done->stage + 1 < num_stages) {
-            to_stage = done->stage + 1;
-            consumer = info.next_device;
-            link = info.forward_link;
-            bytes = info.forward_bytes;
-            send_time = info.forward_send_time;
-          }
-          break;
-        case Op::kBackward:
-        case Op::kBackwardInput:
-          if (done->op == Op::kBackward) {
-            memory.on_backward(info.activation_bytes);
-            find_slot(done->stage, done->microbatch)->microbatch = -1;  // nothing reads it again
-          } else {
-            memory.on_input_grad(info.activation_bytes, info.weight_bytes);
-            find_slot(done->stage, done->microbatch)->flags |= kSweepInputGradDone;
-          }
-          if (done->stage > 0) {
-            to_stage = done->stage - 1;
-            consumer = info.previous_device;
-            link = info.backward_link;
-            bytes = info.backward_bytes;
-            send_time = info.backward_send_time;
-          }
-          break;
-        case Op::kBackwardWeight:
-          memory.on_weight_grad(info.weight_bytes);
-          find_slot(done->stage, done->microbatch)->microbatch = -1;
-          break;
-      }
-      if (to_stage < 0) continue;
-      double arrival = end;
-      if (link >= 0) {
-        Link& target = links_[index_of(link)];
-        const Link::Departure departure = target.send(end, bytes, send_time);
-        arrival = departure.end + target.latency;
-        released = std::max(released, departure.end);
-      }
-      obtain_slot(to_stage, done->microbatch).input = arrival;
-      if (consumer != device) wake(consumer);
-    }
+    if (action.op == Op::kForward) memory_[index_of(device)].on_forward(stage.activation_bytes);
+    note_position(state, action, start, end, cost);
+    double released = end;  // blocking mode: when its message has left the link
+    complete_op(device, action, stage, own, end, released);
     state.free_at = overlap ? end : released;
-    state.cur = (partner != nullptr ? partner : action) + 1;
+    ++state.cur;
   }
+}
+
+template <typename Feed>
+bool Engine::run_pair(Feed& feed, int device) {
+  SweepDevice& state = sweep_devices_[index_of(device)];
+  // An overlapped pair starts when both halves could, and runs as one op.
+  if (state.cur + 1 == state.end) feed.refill(device, state.cur, state.end);
+  const Action first = state.cur[0];
+  const SweepStage& first_stage = sweep_stages_[index_of(first.stage)];
+  Slot* first_slot;
+  double ready = input_ready(first, first_stage, first_slot);
+  if (ready == kUnknownTime) {
+    state.blocked = true;
+    return false;
+  }
+  if (state.cur + 1 == state.end) {  // a pair at the end of a list (never valid): run it alone
+    const double start = std::max(state.free_at, ready);
+    const double end = start + first_stage.time[static_cast<std::size_t>(first.op)];
+    if (first.op == Op::kForward) memory_[index_of(device)].on_forward(first_stage.activation_bytes);
+    note_position(state, first, start, end, end - start);
+    double released = end;
+    complete_op(device, first, first_stage, first_slot, end, released);
+    state.free_at = options_.comm == CommMode::kOverlap ? end : released;
+    ++state.cur;
+    return true;
+  }
+  const Action second = state.cur[1];
+  const SweepStage& second_stage = sweep_stages_[index_of(second.stage)];
+  Slot* second_slot;
+  const double second_ready = input_ready(second, second_stage, second_slot);
+  if (second_ready == kUnknownTime) {
+    state.blocked = true;
+    return false;
+  }
+  ready = std::max(ready, second_ready);
+  const double cost = costs_->overlap_time(first.stage, second.op, second.stage);
+  const double start = std::max(state.free_at, ready);
+  const double end = start + cost;
+  if (first.op == Op::kForward) memory_[index_of(device)].on_forward(first_stage.activation_bytes);
+  note_position(state, first, start, end, cost);
+  note_position(state, second, start, end, 0.0);
+  double released = end;
+  complete_op(device, first, first_stage, first_slot, end, released);
+  // The first half's message may have grown the second half's ring (a V's turn: F(p-1) feeds stage
+  // p, whose B is the partner), moving its slot.
+  second_slot = find_slot(second_stage, second.microbatch);
+  complete_op(device, second, second_stage, second_slot, end, released);
+  state.free_at = options_.comm == CommMode::kOverlap ? end : released;
+  state.cur += 2;
+  return true;
 }
 
 void Engine::finish_device(int device) {
@@ -283,17 +307,36 @@ void Engine::finish_device(int device) {
 template <typename Feed>
 SimulationOutcome Engine::sweep(Feed& feed) {
   const int p = static_cast<int>(figures_.size());
-  rings_.resize(stages_.size());
   const std::size_t capacity = ring_capacity(m_);
-  for (SlotRing& ring : rings_) {
-    ring.slots.assign(capacity, Slot{});
-    ring.mask = capacity - 1;
+  ring_storage_.resize(stages_.size());
+  sweep_stages_.assign(stages_.size(), SweepStage{});
+  for (std::size_t s = 0; s < stages_.size(); ++s) {
+    const StageInfo& info = stages_[s];
+    SweepStage& stage = sweep_stages_[s];
+    stage.time = info.time;
+    stage.activation_bytes = info.activation_bytes;
+    stage.weight_bytes = info.weight_bytes;
+    stage.forward_send_time = info.forward_send_time;
+    stage.backward_send_time = info.backward_send_time;
+    stage.forward_bytes = info.forward_bytes;
+    stage.backward_bytes = info.backward_bytes;
+    stage.forward_link = info.forward_link;
+    stage.backward_link = info.backward_link;
+    stage.next_device = info.next_device;
+    stage.previous_device = info.previous_device;
+    stage.last = s + 1 == stages_.size();
+    ring_storage_[s].assign(capacity, Slot{});
+    stage.slots = ring_storage_[s].data();
+    stage.mask = capacity - 1;
   }
   first_forward_seen_.assign(options_.record_stage_times ? stages_.size() : 0, 0);
   sweep_devices_.assign(index_of(p), SweepDevice{});
-  woken_.assign(index_of(p), 0);
+  std::size_t queue = 1;
+  while (queue < index_of(p)) queue *= 2;
+  woken_.assign(queue, 0);
+  woken_mask_ = queue - 1;
   woken_head_ = 0;
-  woken_count_ = p;
+  woken_count_ = index_of(p);
   for (int d = 0; d < p; ++d) {
     woken_[index_of(d)] = d;
     SweepDevice& state = sweep_devices_[index_of(d)];
@@ -301,7 +344,7 @@ SimulationOutcome Engine::sweep(Feed& feed) {
   }
   while (woken_count_ > 0) {
     const int device = woken_[woken_head_];
-    woken_head_ = (woken_head_ + 1) % woken_.size();
+    woken_head_ = (woken_head_ + 1) & woken_mask_;
     --woken_count_;
     advance(feed, device);
   }
@@ -313,11 +356,13 @@ SimulationOutcome Engine::sweep(Feed& feed) {
     const Action* next = state.cur;
     std::size_t step = state.position;
     // Of an overlapped pair, name the half that is still waiting.
-    if (next->fused_with_next && next + 1 < state.end && sweep_ready(*next) != kUnknownTime) {
+    Slot* slot = nullptr;
+    if (next->fused_with_next && next + 1 < state.end &&
+        input_ready(*next, sweep_stages_[index_of(next->stage)], slot) != kUnknownTime) {
       ++next;
       ++step;
     }
-    const Slot* slot = find_slot(next->stage, next->microbatch);
+    slot = find_slot(sweep_stages_[index_of(next->stage)], next->microbatch);
     deadlock.devices.push_back(
         describe_wait(d, step, *next, slot != nullptr && (slot->flags & kSweepForwardDone) != 0));
   }
