@@ -162,12 +162,17 @@ TEST_CASE("the Pareto front keeps only points that no cheaper point outruns", "[
   }
 }
 
-TEST_CASE("the output file has the same bytes for any number of threads", "[sweep]") {
+TEST_CASE("the output file has the same bytes for any number of threads, with or without the closed forms",
+          "[sweep]") {
   TempDir dir("threads");
   const std::string study = write(dir, "study.json", kMixedStudy);
   const std::string extension = GENERATE(std::string(".csv"), std::string(".jsonl"));
   const CliRun one = cli({"sweep", study, "-j", "1", "-o", dir.file("one" + extension)});
   const CliRun four = cli({"sweep", study, "-j", "4", "-o", dir.file("four" + extension)});
+  const CliRun every = cli({"sweep", study, "-j", "0", "--simulate-all", "-o", dir.file("every" + extension)});
+  REQUIRE(every.status == ppsim::kExitOk);
+  CHECK(read(dir.file("every" + extension)) == read(dir.file("one" + extension)));
+  CHECK(every.out == one.out);
   REQUIRE(one.status == ppsim::kExitOk);
   REQUIRE(four.status == ppsim::kExitOk);
   CHECK(one.err.empty());  // no progress bar unless stderr is a terminal
@@ -247,7 +252,10 @@ TEST_CASE("sweep refuses a bad shard, thread count or output name", "[sweep]") {
   const std::string study = source_path("configs/studies/schedule_shootout.json");
   CHECK(cli({"sweep", study, "--shard", "3/3"}).status == ppsim::kExitBadInput);
   CHECK(cli({"sweep", study, "--shard", "x"}).status == ppsim::kExitBadInput);
-  CHECK(cli({"sweep", study, "-j", "0"}).status == ppsim::kExitBadInput);
+  CHECK(cli({"sweep", study, "-j", "-1"}).status == ppsim::kExitBadInput);
+  const CliRun too_many = cli({"sweep", study, "-j", "5000"});
+  CHECK(too_many.status == ppsim::kExitBadInput);
+  CHECK(too_many.err == "ppsim: error: --jobs: Value 5000 not in range 0 to 4096\n");
   const CliRun bad_name = cli({"sweep", study, "-o", "results.txt"});
   CHECK(bad_name.status == ppsim::kExitBadInput);
   CHECK(bad_name.err.find("must end in .csv or .jsonl") != std::string::npos);
@@ -263,4 +271,17 @@ TEST_CASE("every shipped study runs and prints its summary", "[sweep]") {
   CHECK(run.out.find("top ") != std::string::npos);
   CHECK(run.out.find("choose m") != std::string::npos);
   CHECK(read(dir.file("out.csv")).starts_with("point,status,schedule,p,v,m,"));
+}
+
+TEST_CASE("the bubble table study answered from its closed forms writes the simulated bytes", "[sweep]") {
+  TempDir dir("closed_forms");
+  const std::string study = source_path("configs/studies/m_vs_p_bubble.json");
+  const CliRun fast = cli({"sweep", study, "-j", "2", "-o", dir.file("fast.csv")});
+  const CliRun simulated = cli({"sweep", study, "-j", "2", "--simulate-all", "-o", dir.file("simulated.csv")});
+  REQUIRE(fast.status == ppsim::kExitOk);
+  REQUIRE(simulated.status == ppsim::kExitOk);
+  const std::string bytes = read(dir.file("fast.csv"));
+  CHECK(bytes.size() > 100000);  // 1,600 points
+  CHECK(bytes == read(dir.file("simulated.csv")));
+  CHECK(fast.out == simulated.out);
 }

@@ -38,8 +38,10 @@ UniformCostModel cost_model_for(const FormulaInput& in) {
   return UniformCostModel(costs);
 }
 
-// The scenario as a closed form's input, or nothing when it is outside every closed form
-// (per-stage lists are not uniform costs).
+std::string show(double value) { return format_figure(value); }
+
+}  // namespace
+
 std::optional<FormulaInput> formula_input(const Scenario& scenario) {
   const auto weights = resolved_weight(scenario);
   if (scenario.forward.size() != 1 || scenario.backward.size() != 1 || weights.size() != 1 ||
@@ -58,10 +60,6 @@ std::optional<FormulaInput> formula_input(const Scenario& scenario) {
   in.transfer = bytes == 0 ? 0.0 : bytes / scenario.bandwidth.value;
   return in;
 }
-
-std::string show(double value) { return format_figure(value); }
-
-}  // namespace
 
 double simulated_figure(const Result& result, Figure figure, int device) {
   switch (figure) {

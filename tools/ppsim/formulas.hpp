@@ -3,6 +3,7 @@
 // which compares them over a grid inside each formula's regime.
 
 #include <iosfwd>
+#include <optional>
 #include <vector>
 
 #include "schedules/closed_forms.hpp"
@@ -15,6 +16,10 @@ namespace ppsim {
 
 // Relative tolerance of --check (absolute below 1).
 inline constexpr double kFormulaTolerance = 1e-9;
+
+// The scenario as a closed form's input, or nothing when it is outside every closed form
+// (per-stage lists are not uniform costs).
+std::optional<FormulaInput> formula_input(const Scenario& scenario);
 
 // The simulated counterpart of a closed form's figure.
 double simulated_figure(const Result& result, Figure figure, int device);

@@ -7,6 +7,7 @@
 #include "schedules/excerpt.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
+#include "tools/ppsim/closed_form_point.hpp"
 #include "tools/ppsim/config.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/schedule_loader.hpp"
@@ -347,7 +348,10 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
   return simulate_program(adjusted, "custom", std::move(program), record_timeline, engine);
 }
 
-Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine) {
+namespace {
+
+Report schedule_report(const Scenario& scenario, std::string_view schedule, bool record_timeline, bool closed_forms,
+                       Engine& engine) {
   const ScheduleInfo* info = find_schedule(schedule);
   if (info == nullptr) throw InputError(unknown_schedule(scenario, schedule));
   if (!info->generated()) return simulate_schedule_file(scenario, record_timeline, engine);
@@ -356,8 +360,21 @@ Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bo
   // The event queue replays a stored program: for timelines and for paired sends.
   const bool stored = record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired;
   check_size(adjusted, stored);
+  if (closed_forms && !stored) {
+    if (std::optional<Report> report = closed_form_report(adjusted, schedule)) return std::move(*report);
+  }
   if (!stored) return simulate_generated(adjusted, schedule, *info, engine);
   return simulate_program(adjusted, schedule, info->build(adjusted.params), record_timeline, engine);
+}
+
+}  // namespace
+
+Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine) {
+  return schedule_report(scenario, schedule, record_timeline, /*closed_forms=*/false, engine);
+}
+
+Report summarize_schedule(const Scenario& scenario, std::string_view schedule, Engine& engine) {
+  return schedule_report(scenario, schedule, /*record_timeline=*/false, /*closed_forms=*/true, engine);
 }
 
 std::vector<Report> simulate_all(const Scenario& given, bool record_timeline) {

@@ -47,6 +47,11 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
 // Simulates one registry schedule.
 Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine);
 
+// The figures of one schedule without a timeline, as a sweep point wants them: from the exact
+// closed forms where they apply (closed_form_point.hpp), else simulated as simulate_schedule does.
+// The result is the same to the last bit either way; only its phases, times and links are left out.
+Report summarize_schedule(const Scenario& scenario, std::string_view schedule, Engine& engine);
+
 // Validates and simulates a program built elsewhere (tests, and custom schedules later).
 Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
                         Engine& engine);

@@ -35,6 +35,7 @@ void run_sweep_command(const SweepCommands& commands, std::ostream& out, std::os
   std::optional<SweepFormat> format;
   if (!commands.output.empty()) format = sweep_format_for(commands.output, "-o");
   options.threads = commands.threads > 0 ? commands.threads : std::max(1u, std::thread::hardware_concurrency());
+  options.simulate_all = commands.simulate_all;
   const bool terminal = is_terminal(err);
   const bool bar = terminal || commands.progress;
   ProgressBar progress(err, !terminal);
@@ -61,9 +62,11 @@ void add_sweep_commands(CLI::App& app, SweepCommands& commands) {
   commands.sweep->add_option("study", commands.study, "the study: fixed settings, axes, constraints (see README)")
       ->required()
       ->type_name("STUDY.json");
-  commands.sweep->add_option("-j,--jobs", commands.threads, "threads (default: every core)")
+  commands.sweep->add_option("-j,--jobs", commands.threads, "threads; 0, the default, is every core")
       ->type_name("N")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0u, kMaxJobs));
+  commands.sweep->add_flag("--simulate-all", commands.simulate_all,
+                           "simulate every point, also those whose closed forms are exact (same output)");
   commands.sweep->add_flag("--progress", commands.progress,
                            "print a progress line at every tenth of the points when stderr is not a terminal");
   commands.sweep->add_option("-o,--output", commands.output, "write every point: FILE.csv or FILE.jsonl")

@@ -9,12 +9,16 @@
 
 namespace ppsim {
 
+// More threads than this is a typo: points are shared out one at a time anyway.
+inline constexpr unsigned kMaxJobs = 4096;
+
 struct SweepCommands {
   CLI::App* sweep = nullptr;
   CLI::App* merge = nullptr;
   std::string study;
   unsigned threads = 0;  // 0: every core
   bool progress = false;  // --progress: progress lines when stderr is not a terminal
+  bool simulate_all = false;  // --simulate-all: no closed-form fast path
   std::string output;
   std::string shard;
   std::string html;

@@ -74,7 +74,7 @@ std::vector<std::size_t> shard_points(const Study& study, std::size_t shard_inde
   return indices;
 }
 
-PointResult run_point(const Study& study, std::size_t index, Engine& engine) {
+PointResult run_point(const Study& study, std::size_t index, Engine& engine, bool simulate_all) {
   PointResult result;
   result.index = index;
   try {
@@ -91,7 +91,8 @@ PointResult run_point(const Study& study, std::size_t index, Engine& engine) {
     const Scenario scenario = resolve_transformer_scenario(point.scenario);
     take_inputs(scenario, result);
     check_scenario(scenario);
-    const Report report = simulate_schedule(scenario, point.schedule, /*record_timeline=*/false, engine);
+    const Report report = simulate_all ? simulate_schedule(scenario, point.schedule, /*record_timeline=*/false, engine)
+                                       : summarize_schedule(scenario, point.schedule, engine);
     result.p = report.params.p;
     result.m = report.params.m;
     result.v = report.params.v;
@@ -120,7 +121,7 @@ std::vector<PointResult> run_sweep(const Study& study, const SweepOptions& optio
     Engine engine;
     for (std::size_t k = next.fetch_add(1); k < total; k = next.fetch_add(1)) {
       try {
-        results[k] = run_point(study, indices[k], engine);
+        results[k] = run_point(study, indices[k], engine, options.simulate_all);
       } catch (...) {
         errors[k] = std::current_exception();
       }

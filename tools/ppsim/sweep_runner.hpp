@@ -59,6 +59,8 @@ struct PointResult {
 
 struct SweepOptions {
   unsigned threads = 1;
+  // Simulate every point, even those whose figures the closed forms give exactly (the same bytes).
+  bool simulate_all = false;
   std::size_t shard_index = 0;
   std::size_t shard_count = 1;
   // Called from the calling thread about five times a second while points run: (done, total).
@@ -70,7 +72,7 @@ std::vector<std::size_t> shard_points(const Study& study, std::size_t shard_inde
 
 // Simulates one point. Constraint failures and sizes a schedule refuses make a skipped result;
 // a ScheduleError (a program that is invalid or deadlocks) propagates.
-PointResult run_point(const Study& study, std::size_t index, Engine& engine);
+PointResult run_point(const Study& study, std::size_t index, Engine& engine, bool simulate_all = false);
 
 // Runs the shard's points in index order of the result. The first ScheduleError or other failure
 // (lowest index) is rethrown after every thread has stopped.
