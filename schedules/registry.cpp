@@ -28,7 +28,7 @@ constexpr std::array kRegistry = {
                  "first; stashes m*v",
                  "v >= 2; any p >= 1, m >= 1",
                  "Lamy-Poirier, Breadth-First Pipeline Parallelism, arXiv 2211.05953; torch ScheduleLoopedBFS", 2,
-                 check_looped_bfs, looped_bfs_streams},
+                 check_looped_bfs, looped_bfs_streams, /*bounded_window=*/false},
     ScheduleInfo{"zb-h1",
                  "zero bubble H1: 1F1B with B split into I and W, device d holds d W's back; 1F1B's peak memory, "
                  "a third of its bubble at F = I = W",

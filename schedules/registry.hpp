@@ -16,6 +16,11 @@ struct ScheduleInfo {
   int default_v;                 // chunks per device when -v is not given
   ScheduleCheck check;
   ScheduleStreamsFn streams;  // nullptr for `custom`, whose program comes from a file
+  // Whether the messages waiting at their receiver stay few whatever m is, so that a run from the
+  // streams needs memory independent of m. Not for looped BFS: each device runs all m forwards of
+  // one chunk before the next, so m activations wait between chunks. Runs of such schedules keep
+  // the op limit of stored programs.
+  bool bounded_window = true;
 
   bool generated() const { return streams != nullptr; }
   // The stored program (its streams run to the end); only for generated schedules.

@@ -190,10 +190,14 @@ class Engine {
   [[gnu::always_inline]] inline void note_position(SweepDevice& device, const Action& action, double start,
                                                    double end, double cost);
   // The op's input arrival (+inf while unknown) and its own slot (nullptr for stage 0's F, which
-  // has none until it runs).
+  // has none until it runs). `kTrusted`: the program is valid by construction (a registry schedule's
+  // streams), so an op's own earlier ops need no flags: a device runs its list in order, and a valid
+  // list has F before B or I, and I before W. Slots then live only while a message is in flight.
+  template <bool kTrusted>
   [[gnu::always_inline]] inline double input_ready(const Action& action, const SweepStage& stage, Slot*& own);
   // Applies a finished op: flags, memory, its message, the consumer woken; raises `released` to
   // when the message has left the link.
+  template <bool kTrusted>
   [[gnu::always_inline]] inline void complete_op(int device, const Action& action, const SweepStage& stage,
                                                  Slot* own, double end, double& released);
   void finish_device(int device);

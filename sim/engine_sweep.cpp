@@ -18,6 +18,9 @@ namespace {
 constexpr std::uint8_t kSweepForwardDone = 1;
 constexpr std::uint8_t kSweepInputGradDone = 2;
 
+// Ops a device runs per visit at most before the others get their turn.
+constexpr int kVisitOps = 64;
+
 std::size_t ring_capacity(int m) {
   // Enough for the micro-batches in flight on a stage in most schedules; rings grow when not.
   std::size_t capacity = 1;
@@ -27,6 +30,7 @@ std::size_t ring_capacity(int m) {
 
 // A stored Program: each device's whole list is its window from the start.
 struct ProgramFeed {
+  static constexpr bool kTrusted = false;  // tests hand the engine unvalidated programs
   const Program& program;
   void open(int device, const Action*& cur, const Action*& end) const {
     const auto& list = program.actions[static_cast<std::size_t>(device)];
@@ -38,6 +42,7 @@ struct ProgramFeed {
 
 // Generated lists: a window of each device's stream, refilled as the device reaches its end.
 struct StreamFeed {
+  static constexpr bool kTrusted = true;  // registry schedules, valid by construction
   const ScheduleStreams& streams;
   std::vector<StreamReader>& readers;
   void open(int device, const Action*& cur, const Action*& end) const {
@@ -68,6 +73,7 @@ Engine::Slot& Engine::grow_and_obtain(int stage_index, int microbatch) {
   return obtain_slot(stage_index, microbatch);
 }
 
+template <bool kTrusted>
 inline double Engine::input_ready(const Action& action, const SweepStage& stage, Slot*& own) {
   // F's slot holds its activation's arrival (stage 0 reads the batch); after F, the slot holds
   // the gradient's arrival (0 on the last stage, which owns the loss), so B and I read the same.
@@ -81,15 +87,30 @@ inline double Engine::input_ready(const Action& action, const SweepStage& stage,
       return own != nullptr ? own->input : kUnknownTime;
     case Op::kBackward:
     case Op::kBackwardInput:
-      own = find_slot(stage, action.microbatch);
-      return own != nullptr && (own->flags & kSweepForwardDone) ? own->input : kUnknownTime;
+      if constexpr (kTrusted) {
+        if (stage.last) {
+          own = nullptr;
+          return 0.0;
+        }
+        own = find_slot(stage, action.microbatch);
+        return own != nullptr ? own->input : kUnknownTime;
+      } else {
+        own = find_slot(stage, action.microbatch);
+        return own != nullptr && (own->flags & kSweepForwardDone) ? own->input : kUnknownTime;
+      }
     case Op::kBackwardWeight:
-      own = find_slot(stage, action.microbatch);
-      return own != nullptr && (own->flags & kSweepInputGradDone) ? 0.0 : kUnknownTime;
+      if constexpr (kTrusted) {
+        own = nullptr;
+        return 0.0;
+      } else {
+        own = find_slot(stage, action.microbatch);
+        return own != nullptr && (own->flags & kSweepInputGradDone) ? 0.0 : kUnknownTime;
+      }
   }
   return kUnknownTime;
 }
 
+template <bool kTrusted>
 inline void Engine::complete_op(int device, const Action& action, const SweepStage& stage, Slot* own, double end,
                                 double& released) {
   MemoryTracker& memory = memory_[index_of(device)];
@@ -100,9 +121,13 @@ inline void Engine::complete_op(int device, const Action& action, const SweepSta
   int consumer;
   switch (action.op) {
     case Op::kForward:
-      if (own == nullptr) own = &obtain_slot(action.stage, action.microbatch);
-      own->flags |= kSweepForwardDone;
-      own->input = stage.last ? 0.0 : kUnknownTime;  // its input is used: the gradient's comes next
+      if constexpr (kTrusted) {
+        if (own != nullptr) own->microbatch = -1;  // its activation is used
+      } else {
+        if (own == nullptr) own = &obtain_slot(action.stage, action.microbatch);
+        own->flags |= kSweepForwardDone;
+        own->input = stage.last ? 0.0 : kUnknownTime;  // its input is used: the gradient's comes next
+      }
       if (stage.last) return;
       to_stage = action.stage + 1;
       link = stage.forward_link;
@@ -114,9 +139,14 @@ inline void Engine::complete_op(int device, const Action& action, const SweepSta
     case Op::kBackwardInput:
       if (action.op == Op::kBackward) {
         memory.on_backward(stage.activation_bytes);
-        own->microbatch = -1;  // nothing reads it again
       } else {
         memory.on_input_grad(stage.activation_bytes, stage.weight_bytes);
+      }
+      if constexpr (kTrusted) {
+        if (own != nullptr) own->microbatch = -1;  // its gradient is used
+      } else if (action.op == Op::kBackward) {
+        own->microbatch = -1;  // nothing reads it again
+      } else {
         own->flags |= kSweepInputGradDone;
       }
       if (action.stage == 0) return;
@@ -129,7 +159,7 @@ inline void Engine::complete_op(int device, const Action& action, const SweepSta
     case Op::kBackwardWeight:
     default:
       memory.on_weight_grad(stage.weight_bytes);
-      own->microbatch = -1;
+      if constexpr (!kTrusted) own->microbatch = -1;
       return;
   }
   double arrival = end;
@@ -181,6 +211,7 @@ template <typename Feed>
 void Engine::advance(Feed& feed, int device) {
   SweepDevice& state = sweep_devices_[index_of(device)];
   const bool overlap = options_.comm == CommMode::kOverlap;
+  int budget = kVisitOps;
   while (true) {
     if (state.cur == state.end && !feed.refill(device, state.cur, state.end)) [[unlikely]] {
       state.finished = true;
@@ -193,7 +224,7 @@ void Engine::advance(Feed& feed, int device) {
     }
     const SweepStage& stage = sweep_stages_[index_of(action.stage)];
     Slot* own;
-    const double ready = input_ready(action, stage, own);
+    const double ready = input_ready<Feed::kTrusted>(action, stage, own);
     if (ready == kUnknownTime) {
       state.blocked = true;  // the op that delivers its input wakes it
       return;
@@ -204,9 +235,15 @@ void Engine::advance(Feed& feed, int device) {
     if (action.op == Op::kForward) memory_[index_of(device)].on_forward(stage.activation_bytes);
     note_position(state, action, start, end, cost);
     double released = end;  // blocking mode: when its message has left the link
-    complete_op(device, action, stage, own, end, released);
+    complete_op<Feed::kTrusted>(device, action, stage, own, end, released);
     state.free_at = overlap ? end : released;
     ++state.cur;
+    if (--budget == 0) [[unlikely]] {
+      // Back to the end of the queue, so that no device runs far ahead of its consumers (GPipe's
+      // forwards would otherwise leave m messages in flight): the window stays small.
+      woken_[(woken_head_ + woken_count_++) & woken_mask_] = device;
+      return;
+    }
   }
 }
 
@@ -218,7 +255,7 @@ bool Engine::run_pair(Feed& feed, int device) {
   const Action first = state.cur[0];
   const SweepStage& first_stage = sweep_stages_[index_of(first.stage)];
   Slot* first_slot;
-  double ready = input_ready(first, first_stage, first_slot);
+  double ready = input_ready<Feed::kTrusted>(first, first_stage, first_slot);
   if (ready == kUnknownTime) {
     state.blocked = true;
     return false;
@@ -229,7 +266,7 @@ bool Engine::run_pair(Feed& feed, int device) {
     if (first.op == Op::kForward) memory_[index_of(device)].on_forward(first_stage.activation_bytes);
     note_position(state, first, start, end, end - start);
     double released = end;
-    complete_op(device, first, first_stage, first_slot, end, released);
+    complete_op<Feed::kTrusted>(device, first, first_stage, first_slot, end, released);
     state.free_at = options_.comm == CommMode::kOverlap ? end : released;
     ++state.cur;
     return true;
@@ -237,7 +274,7 @@ bool Engine::run_pair(Feed& feed, int device) {
   const Action second = state.cur[1];
   const SweepStage& second_stage = sweep_stages_[index_of(second.stage)];
   Slot* second_slot;
-  const double second_ready = input_ready(second, second_stage, second_slot);
+  const double second_ready = input_ready<Feed::kTrusted>(second, second_stage, second_slot);
   if (second_ready == kUnknownTime) {
     state.blocked = true;
     return false;
@@ -250,11 +287,11 @@ bool Engine::run_pair(Feed& feed, int device) {
   note_position(state, first, start, end, cost);
   note_position(state, second, start, end, 0.0);
   double released = end;
-  complete_op(device, first, first_stage, first_slot, end, released);
+  complete_op<Feed::kTrusted>(device, first, first_stage, first_slot, end, released);
   // The first half's message may have grown the second half's ring (a V's turn: F(p-1) feeds stage
   // p, whose B is the partner), moving its slot.
-  second_slot = find_slot(second_stage, second.microbatch);
-  complete_op(device, second, second_stage, second_slot, end, released);
+  if (second_slot != nullptr) second_slot = find_slot(second_stage, second.microbatch);
+  complete_op<Feed::kTrusted>(device, second, second_stage, second_slot, end, released);
   state.free_at = options_.comm == CommMode::kOverlap ? end : released;
   state.cur += 2;
   return true;
@@ -358,7 +395,7 @@ SimulationOutcome Engine::sweep(Feed& feed) {
     // Of an overlapped pair, name the half that is still waiting.
     Slot* slot = nullptr;
     if (next->fused_with_next && next + 1 < state.end &&
-        input_ready(*next, sweep_stages_[index_of(next->stage)], slot) != kUnknownTime) {
+        input_ready<Feed::kTrusted>(*next, sweep_stages_[index_of(next->stage)], slot) != kUnknownTime) {
       ++next;
       ++step;
     }

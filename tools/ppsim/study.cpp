@@ -111,16 +111,16 @@ Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& inf
   return adjusted;
 }
 
-void check_size(const Scenario& scenario, bool stored) {
+void check_size(const Scenario& scenario, std::string_view limited_by) {
   const auto& params = scenario.params;
   // Every (stage, micro-batch) has at most three ops (F, I, W).
   const double ops = 3.0 * params.p * static_cast<double>(params.v) * params.m;
-  const std::int64_t limit = stored ? kMaxOps : kMaxGeneratedOps;
+  const std::int64_t limit = limited_by.empty() ? kMaxGeneratedOps : kMaxOps;
   if (ops > static_cast<double>(limit)) {
     throw InputError(scenario.source_of("m") + ": p=" + std::to_string(params.p) + ", v=" + std::to_string(params.v) +
                      ", m=" + std::to_string(params.m) + " would simulate up to " + show(ops) +
                      " ops, above the limit of " + std::to_string(limit) + " per run" +
-                     (stored ? " that stores its program (a timeline, a picture, paired sends or an export)" : ""));
+                     (limited_by.empty() ? "" : " " + std::string(limited_by)));
   }
 }
 
@@ -359,7 +359,9 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
   if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(scenario, *info, *why));
   // The event queue replays a stored program: for timelines and for paired sends.
   const bool stored = record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired;
-  check_size(adjusted, stored);
+  check_size(adjusted, stored ? kStoredProgram
+                              : info->bounded_window ? ""
+                                                     : "of a schedule whose messages wait for all m micro-batches");
   if (closed_forms && !stored) {
     if (std::optional<Report> report = closed_form_report(adjusted, schedule)) return std::move(*report);
   }

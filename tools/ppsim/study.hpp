@@ -26,8 +26,11 @@ inline constexpr std::int64_t kMaxGeneratedOps = 1'000'000'000;
 // Checks what does not depend on a schedule: names exist and costs are consistent.
 void check_scenario(const Scenario& scenario);
 
-// Refuses sizes above kMaxOps for runs that store their program, kMaxGeneratedOps otherwise.
-void check_size(const Scenario& scenario, bool stored);
+// Refuses sizes above kMaxGeneratedOps, or above kMaxOps when `limited_by` says why the run needs
+// memory that grows with its size (kStoredProgram, for one).
+void check_size(const Scenario& scenario, std::string_view limited_by);
+inline constexpr std::string_view kStoredProgram =
+    "that stores its program (a timeline, a picture, paired sends or an export)";
 
 // The scenario as one schedule runs it. Without -v a schedule runs at its own default v, and the
 // costs given (per stage at v = 1, i.e. per device's share of the model) are split evenly over its
