@@ -172,9 +172,15 @@ TEST_CASE("bad input exits 2 with one line naming the flag, and prints nothing o
       {{"run", "-p", "100000", "-m", "100000"},
        "ppsim: error: -m: p=100000, v=1, m=100000 would simulate up to 3e+10 ops, above the limit of 1000000000 per "
        "run"},
-      {{"run", "-p", "4", "-m", "5000000", "--timeline"},
+      {{"run", "-p", "4", "-m", "200000", "--timeline"},
+       "ppsim: error: -m: p=4, v=1, m=200000 would simulate up to 2.4e+06 ops, above the limit of 2000000 per run with "
+       "a timeline (--timeline, --trace, --svg or --html)"},
+      {{"export", "-s", "1f1b", "-p", "4", "-m", "5000000"},
        "ppsim: error: -m: p=4, v=1, m=5000000 would simulate up to 6e+07 ops, above the limit of 50000000 per run that "
-       "stores its program (a timeline, a picture, paired sends or an export)"},
+       "stores its program (paired sends or an export)"},
+      {{"run", "-s", "looped-bfs", "-p", "4", "-m", "5000000"},
+       "ppsim: error: -m: p=4, v=2, m=5000000 would simulate up to 1.2e+08 ops, above the limit of 50000000 per run of "
+       "a schedule whose messages wait for all m micro-batches"},
       {{"run", "-s", "zigzag"}, "ppsim: error: --schedule: unknown schedule 'zigzag'; known: gpipe, 1f1b"},
       {{"run", "-s", "1f1"},
        "ppsim: error: --schedule: unknown schedule '1f1' (did you mean 1f1b?); known: gpipe, 1f1b"},

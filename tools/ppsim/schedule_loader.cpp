@@ -132,7 +132,7 @@ std::string export_schedule(const Scenario& given) {
   } else {
     const Scenario adjusted = scenario_for_schedule(scenario, info);
     if (auto why = info.check(adjusted.params)) throw InputError(constraint_error(scenario, info, *why));
-    check_size(adjusted, kStoredProgram);
+    check_size(adjusted, kStoredProgramLimit);
     program = info.build(adjusted.params);
   }
   return scenario.format == OutputFormat::kJson ? write_schedule_json(program) : write_schedule_csv(program);

@@ -111,16 +111,15 @@ Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& inf
   return adjusted;
 }
 
-void check_size(const Scenario& scenario, std::string_view limited_by) {
+void check_size(const Scenario& scenario, const OpLimit& limit) {
   const auto& params = scenario.params;
   // Every (stage, micro-batch) has at most three ops (F, I, W).
   const double ops = 3.0 * params.p * static_cast<double>(params.v) * params.m;
-  const std::int64_t limit = limited_by.empty() ? kMaxGeneratedOps : kMaxOps;
-  if (ops > static_cast<double>(limit)) {
+  if (ops > static_cast<double>(limit.ops)) {
     throw InputError(scenario.source_of("m") + ": p=" + std::to_string(params.p) + ", v=" + std::to_string(params.v) +
                      ", m=" + std::to_string(params.m) + " would simulate up to " + show(ops) +
-                     " ops, above the limit of " + std::to_string(limit) + " per run" +
-                     (limited_by.empty() ? "" : " " + std::string(limited_by)));
+                     " ops, above the limit of " + std::to_string(limit.ops) + " per run" +
+                     (limit.why.empty() ? "" : " " + std::string(limit.why)));
   }
 }
 
@@ -313,6 +312,11 @@ Report simulate_generated(const Scenario& scenario, std::string_view name, const
 
 Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
                         Engine& engine) {
+  if (record_timeline && program.num_ops() > static_cast<std::size_t>(kTimelineLimit.ops)) {
+    throw InputError(scenario.source_of(name == "custom" ? "schedule-file" : "m") + ": " + std::string(name) + " has " +
+                     std::to_string(program.num_ops()) + " ops, above the limit of " +
+                     std::to_string(kTimelineLimit.ops) + " per run " + std::string(kTimelineLimit.why));
+  }
   if (auto problem = validate_program(program)) {
     std::string grid;
     if (problem->where) grid = format_step_grid(program, std::span<const GridMark>(&*problem->where, 1));
@@ -359,9 +363,10 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
   if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(scenario, *info, *why));
   // The event queue replays a stored program: for timelines and for paired sends.
   const bool stored = record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired;
-  check_size(adjusted, stored ? kStoredProgram
-                              : info->bounded_window ? ""
-                                                     : "of a schedule whose messages wait for all m micro-batches");
+  check_size(adjusted, record_timeline         ? kTimelineLimit
+                       : stored                ? kStoredProgramLimit
+                       : info->bounded_window ? kGeneratedLimit
+                                              : OpLimit{kMaxOps, "of a schedule whose messages wait for all m micro-batches"});
   if (closed_forms && !stored) {
     if (std::optional<Report> report = closed_form_report(adjusted, schedule)) return std::move(*report);
   }

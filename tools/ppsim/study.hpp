@@ -15,22 +15,31 @@
 
 namespace ppsim {
 
-// Compute ops one simulation may have when it stores its program (a timeline or picture, paired
-// sends, a schedule file, an export): at ~12 bytes an action plus the timeline, about 1 GiB at the
-// limit. A summary of a registry schedule is generated as it runs and stores nothing that grows with
-// m, so it may go much further; at a few hundred million ops a second the limit is seconds of work,
-// and anything larger is almost surely a typo in p, m or v.
-inline constexpr std::int64_t kMaxOps = 50'000'000;
+// Compute ops one simulation may have, by what it must keep in memory (bytes per op):
+// - a summary of a registry schedule is generated as it runs and keeps nothing that grows with m,
+//   so it may go far; at tens of millions of ops a second the limit is tens of seconds of work, and
+//   anything larger is almost surely a typo in p, m or v;
+// - a stored program (paired sends, a schedule file, an export) holds 12 bytes an action: ~1 GiB;
+// - a timeline (--timeline, --trace, --svg, --html) holds every span, message and memory sample,
+//   and its writers more: about 1 KiB an op for a trace, 3 KiB for --timeline --format json, so
+//   ~2 GiB and ~6 GiB at the limit.
 inline constexpr std::int64_t kMaxGeneratedOps = 1'000'000'000;
+inline constexpr std::int64_t kMaxOps = 50'000'000;
+inline constexpr std::int64_t kMaxTimelineOps = 2'000'000;
+
+struct OpLimit {
+  std::int64_t ops;
+  std::string_view why;  // the end of the refusal: what makes this run's limit lower
+};
+inline constexpr OpLimit kGeneratedLimit{kMaxGeneratedOps, ""};
+inline constexpr OpLimit kStoredProgramLimit{kMaxOps, "that stores its program (paired sends or an export)"};
+inline constexpr OpLimit kTimelineLimit{kMaxTimelineOps, "with a timeline (--timeline, --trace, --svg or --html)"};
 
 // Checks what does not depend on a schedule: names exist and costs are consistent.
 void check_scenario(const Scenario& scenario);
 
-// Refuses sizes above kMaxGeneratedOps, or above kMaxOps when `limited_by` says why the run needs
-// memory that grows with its size (kStoredProgram, for one).
-void check_size(const Scenario& scenario, std::string_view limited_by);
-inline constexpr std::string_view kStoredProgram =
-    "that stores its program (a timeline, a picture, paired sends or an export)";
+// Refuses sizes whose bound on the op count is above `limit`.
+void check_size(const Scenario& scenario, const OpLimit& limit);
 
 // The scenario as one schedule runs it. Without -v a schedule runs at its own default v, and the
 // costs given (per stage at v = 1, i.e. per device's share of the model) are split evenly over its
