@@ -5,7 +5,8 @@
 #   per op       (instructions of a run - start) / its compute ops, for 1F1B and ZB-V at p=64, m=1024,
 #                with free links and with latency and bandwidth
 #   per point    instructions of a sweep over configs/studies/m_vs_p_bubble.json / its points
-#   peak RSS     of the largest run the op limit accepts (1F1B, p=4, m=4,166,666: 33 M ops)
+#   peak RSS     of runs of 50 M compute ops (1F1B, ZB-V and GPipe: memory that does not grow with m)
+#                and of the largest 1F1B run the op limit accepts (p=4, m=83,333,333: 667 M ops)
 # Usage: tools/bench/instructions.sh [PPSIM]   (default build/tools/ppsim/ppsim, from a release build)
 # Needs valgrind and GNU time (Debian packages valgrind and time).
 set -euo pipefail
@@ -48,5 +49,13 @@ total=$(count "$ppsim" sweep "$study" -j 1 -o "$out")
 points=$(($(wc -l < "$out") - 1))
 awk -v t="$total" -v p="$points" 'BEGIN { printf "sweep m_vs_p_bubble.json       %.0f instructions per point (%d points)\n", t / p, p }'
 
-kib=$(/usr/bin/time -f %M "$ppsim" run -s 1f1b -p 4 -m 4166666 --format csv 2>&1 > /dev/null | tail -1)
-awk -v k="$kib" 'BEGIN { printf "peak RSS, 1f1b p=4 m=4166666   %.0f MiB\n", k / 1024 }'
+while IFS='|' read -r label args; do
+  # shellcheck disable=SC2086
+  kib=$(/usr/bin/time -f %M "$ppsim" run $args --format csv 2>&1 > /dev/null | tail -1)
+  awk -v label="$label" -v k="$kib" 'BEGIN { printf "%-29s %.0f MiB\n", label, k / 1024 }'
+done << 'EOF'
+peak RSS, 1f1b 50 M ops|-s 1f1b -p 4 -m 6250000
+peak RSS, zbv 50 M ops|-s zbv -p 4 -m 2083333
+peak RSS, gpipe 50 M ops|-s gpipe -p 4 -m 6250000
+peak RSS, 1f1b 667 M ops|-s 1f1b -p 4 -m 83333333
+EOF
