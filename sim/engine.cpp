@@ -132,9 +132,11 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
 
   timeline_ = Timeline{};
   if (options_.record_timeline) {
-    timeline_.spans.reserve(program.num_ops());
-    timeline_.memory.reserve(2 * program.num_ops() + index(p));
-    for (int d = 0; d < p; ++d) timeline_.memory.push_back({d, 0.0, memory_[index(d)].memory_bytes(), 0.0});
+    if (options_.timeline_sink == nullptr) {
+      timeline_.spans.reserve(program.num_ops());
+      timeline_.memory.reserve(2 * program.num_ops() + index(p));
+    }
+    for (int d = 0; d < p; ++d) record_memory(d, 0.0);
   }
 }
 
@@ -301,17 +303,23 @@ void Engine::start_if_ready(int device) {
 }
 
 void Engine::record_span(int device, const Action& action, const Action* partner, double start, double end) {
-  timeline_.spans.push_back({device, action, start, end, partner != nullptr ? *partner : Action{}});
+  const Span span{device, action, start, end, partner != nullptr ? *partner : Action{}};
+  if (options_.timeline_sink != nullptr) return options_.timeline_sink->on_span(span);
+  timeline_.spans.push_back(span);
 }
 
 void Engine::record_memory(int device, double time) {
   const MemoryTracker& memory = memory_[index(device)];
-  timeline_.memory.push_back({device, time, memory.memory_bytes(), memory.stashed()});
+  const MemorySample sample{device, time, memory.memory_bytes(), memory.stashed()};
+  if (options_.timeline_sink != nullptr) return options_.timeline_sink->on_memory(sample);
+  timeline_.memory.push_back(sample);
 }
 
 void Engine::record_message(const Link& link, const Action& from, double enqueued, double start, double end,
                             double arrival, std::int64_t bytes) {
-  timeline_.messages.push_back({link.src, link.dst, from, enqueued, start, end, arrival, bytes});
+  const MessageSpan message{link.src, link.dst, from, enqueued, start, end, arrival, bytes};
+  if (options_.timeline_sink != nullptr) return options_.timeline_sink->on_message(message);
+  timeline_.messages.push_back(message);
 }
 
 inline int Engine::complete(const Action& action, double time, int device, double& released, int& deferred) {
@@ -541,7 +549,7 @@ Result Engine::summarize() {
     result.messages += link.messages;
   }
   result.comm_ratio = result.total_busy > 0 ? link_busy / result.total_busy : 0.0;
-  if (options_.record_timeline) result.timeline = std::move(timeline_);
+  if (options_.record_timeline && options_.timeline_sink == nullptr) result.timeline = std::move(timeline_);
   return result;
 }
 

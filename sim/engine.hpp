@@ -21,6 +21,7 @@
 #include "sim/link.hpp"
 #include "sim/memory_tracker.hpp"
 #include "sim/result.hpp"
+#include "sim/timeline_sink.hpp"
 
 namespace ppsim {
 
@@ -44,6 +45,8 @@ struct EngineOptions {
   CommMode comm = CommMode::kOverlap;
   EngineAlgorithm algorithm = EngineAlgorithm::kAuto;
   bool record_timeline = false;  // spans, messages and memory samples; otherwise only running sums
+  // With record_timeline: the records go here as they are made, and Result::timeline stays unset.
+  TimelineSink* timeline_sink = nullptr;
   // Result::per_stage (each stage's first forward and last gradient op), for the data-parallel
   // collectives of a transformer study; off, it costs nothing.
   bool record_stage_times = false;

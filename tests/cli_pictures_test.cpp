@@ -139,3 +139,53 @@ TEST_CASE("ppsim without arguments still prints its tables where it cannot write
   CHECK(run.out.find("== gpipe ==") != std::string::npos);
   CHECK(run.err.starts_with("ppsim: note: cannot write ppsim-report.html in this directory"));
 }
+
+// --trace alone streams the trace to disk as the engine runs; with --svg it comes from the stored
+// timeline. Both must write the same bytes, whatever the schedule does: links that queue, paired
+// sends, overlapped pairs, a V's turn on one device, several schedules, a transformer's seconds.
+TEST_CASE("a trace streamed as the engine runs has the bytes of one written from the stored timeline",
+          "[cli][pictures]") {
+  using Args = std::vector<std::string>;
+  const Args args = GENERATE(Args{"run", "-s", "1f1b", "-p", "4", "-m", "8", "--latency", "0.25",
+                                  "--message-bytes", "50", "--bandwidth", "100"},
+                             Args{"run", "-s", "1f1b", "-p", "4", "-m", "8", "--comm", "blocking", "--latency", "0.5"},
+                             Args{"run", "-s", "dualpipev", "-p", "4", "-m", "10"},
+                             Args{"run", "-s", "zbv", "-p", "3", "-m", "7", "--latency", "0.1"},
+                             Args{"compare", "-s", "gpipe,interleaved-1f1b,zb-h2", "-p", "3", "-m", "6"},
+                             Args{"run", "--model", "llama2-7b", "-s", "1f1b", "-p", "4", "-m", "8", "-d", "2"},
+                             Args{"run", "--model", "zb-gpt-1.5b", "-s", "interleaved-1f1b", "-p", "2", "-m", "4"});
+  INFO(args[2] << " " << args[3]);
+  const TempDir dir("cli-streamed-trace");
+  Args streamed = args;
+  streamed.insert(streamed.end(), {"--trace", dir.file("streamed.json")});
+  Args stored = args;
+  stored.insert(stored.end(), {"--trace", dir.file("stored.json"), "--svg", dir.file("stored.svg")});
+  const CliRun a = cli(streamed);
+  const CliRun b = cli(stored);
+  REQUIRE(a.status == ppsim::kExitOk);
+  REQUIRE(b.status == ppsim::kExitOk);
+  CHECK(a.out == b.out);
+  const std::string bytes = read(dir.file("streamed.json"));
+  CHECK(bytes.size() > 1000);
+  CHECK(bytes == read(dir.file("stored.json")));
+  CHECK_NOTHROW(nlohmann::json::parse(bytes));
+  std::size_t files = 0;  // the spool became the trace; nothing else is left
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path)) ++files;
+  CHECK(files == 3);
+}
+
+TEST_CASE("a streamed trace may be five times larger than a stored timeline, and no more", "[cli][pictures]") {
+  const TempDir dir("cli-streamed-limit");
+  const CliRun stored = cli({"run", "-p", "4", "-m", "200000", "--svg", dir.file("t.svg")});
+  CHECK(stored.status == ppsim::kExitBadInput);
+  CHECK(stored.err.find("above the limit of 2000000 per run with a timeline") != std::string::npos);
+  const CliRun streamed = cli({"run", "-p", "4", "-m", "900000", "--trace", dir.file("t.json")});
+  CHECK(streamed.status == ppsim::kExitBadInput);
+  CHECK(streamed.err ==
+        "ppsim: error: -m: p=4, v=1, m=900000 would simulate up to 1.08e+07 ops, above the limit of 10000000 per run "
+        "with a streamed trace (--trace)\n");
+  CHECK_FALSE(fs::exists(dir.file("t.json")));
+  std::size_t files = 0;  // the refused run left no spool behind
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path)) ++files;
+  CHECK(files == 0);
+}

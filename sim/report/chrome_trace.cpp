@@ -1,7 +1,14 @@
 #include "sim/report/chrome_trace.hpp"
 
 #include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/report/format.hpp"
@@ -38,177 +45,315 @@ std::string op_args(const Span& span) {
   return args + "}";
 }
 
-// Finds the span that ran an action, by (stage, micro-batch, direction): a forward, or the backward
-// half (B or I) that sends a gradient. W sends nothing and is not indexed.
-class SpanIndex {
+// One section of a report's events (its ops, its messages, its memory counters), kept in an
+// anonymous temporary file so that a trace of millions of ops does not sit in memory; written in
+// blocks, and copied into the trace when the report ends.
+class Section {
  public:
-  SpanIndex(const Timeline& timeline, int stages, int microbatches)
-      : stages_(stages), microbatches_(microbatches), slots_(2 * static_cast<std::size_t>(stages) * microbatches, -1) {
-    for (std::size_t i = 0; i < timeline.spans.size(); ++i) {
-      const Span& span = timeline.spans[i];
-      add(span.action, static_cast<std::int64_t>(i));
-      if (span.action.fused_with_next) add(span.partner, static_cast<std::int64_t>(i));
-    }
+  Section() : file_(std::tmpfile(), &std::fclose) {
+    if (!file_) throw std::runtime_error("cannot create a temporary file for the trace");
   }
-
-  // The span of (stage, microbatch) forward or backward, or -1.
-  std::int64_t find(int stage, int microbatch, bool forward) const {
-    if (stage < 0 || stage >= stages_ || microbatch < 0 || microbatch >= microbatches_) return -1;
-    return slots_[slot(stage, microbatch, forward)];
+  // Every event after a report's metadata follows another, so it starts with the separator.
+  void event(const std::string& json) {
+    buffer_ += ",\n";
+    buffer_ += json;
+    if (buffer_.size() >= kBlock) flush();
+  }
+  void copy_to(std::ostream& out) {
+    flush();
+    std::rewind(file_.get());
+    std::vector<char> block(kBlock);
+    std::size_t got = 0;
+    while ((got = std::fread(block.data(), 1, block.size(), file_.get())) > 0) {
+      out.write(block.data(), static_cast<std::streamsize>(got));
+    }
+    if (std::ferror(file_.get())) throw std::runtime_error("cannot read the trace's temporary file");
   }
 
  private:
-  std::size_t slot(int stage, int microbatch, bool forward) const {
-    return (static_cast<std::size_t>(stage) * static_cast<std::size_t>(microbatches_) +
-            static_cast<std::size_t>(microbatch)) *
-               2 +
-           (forward ? 0 : 1);
-  }
-  void add(const Action& action, std::int64_t span) {
-    const bool forward = action.op == Op::kForward;
-    if (!forward && !is_backward_input(action.op)) return;
-    if (action.stage < 0 || action.stage >= stages_ || action.microbatch < 0 || action.microbatch >= microbatches_) {
-      return;
+  static constexpr std::size_t kBlock = 1 << 20;
+  void flush() {
+    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_.get()) != buffer_.size()) {
+      throw std::runtime_error("cannot write the trace's temporary file (disk full?)");
     }
-    slots_[slot(action.stage, action.microbatch, forward)] = span;
+    buffer_.clear();
   }
-
-  int stages_;
-  int microbatches_;
-  std::vector<std::int64_t> slots_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
+  std::string buffer_;
 };
 
 }  // namespace
 
 double trace_microseconds_per_unit(const Report& report) { return times_in_seconds(report) ? 1e6 : 1; }
 
-std::string render_chrome_trace(std::span<const Report> reports) {
-  std::string out = "{\"traceEvents\":[\n";
-  bool first = true;
-  auto event = [&](const std::string& json) {
-    if (!first) out += ",\n";
-    out += json;
-    first = false;
+// Each message becomes the link's busy time on the sender's link thread and a flow arrow from the
+// send to the op that receives it. The arrow's end is the receiving op, which the engine records
+// after the message (it starts once the message has arrived): a message waits in `pending_`, in
+// order, until its receiver's span comes, and the spans that a later message will need (as sender
+// on a free link, or, when the records come spans first, as receiver) are kept until it does. So a
+// streamed trace holds only what is in flight.
+class ChromeTraceWriter::Run final : public TimelineSink {
+ public:
+  Run(ChromeTraceWriter& writer, const TimelineShape& shape, int base_pid)
+      : writer_(writer), shape_(shape), base_pid_(base_pid), us_(shape.seconds ? 1e6 : 1) {}
+
+  void on_span(const Span& span) override {
+    spans_.event("{\"name\":\"" + op_name(span) + "\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":" + pid(span.device) +
+                 ",\"tid\":" + std::to_string(kComputeThread) + ",\"ts\":" + ts(span.start) +
+                 ",\"dur\":" + ts(span.end - span.start) + ",\"args\":" + op_args(span) + "}");
+    note(span, span.action);
+    if (span.action.fused_with_next) note(span, span.partner);
+  }
+
+  void on_message(const MessageSpan& message) override {
+    const bool forward = message.from.op == Op::kForward;
+    Pending pending;
+    pending.name = to_string(message.from);
+    pending.src = message.src;
+    const std::string link_tid = std::to_string(kLinkThreadBase + message.dst);
+    pending.send = "{\"name\":\"" + pending.name + " to d" + std::to_string(message.dst) +
+                   "\",\"cat\":\"send\",\"ph\":\"X\",\"pid\":" + pid(message.src) + ",\"tid\":" + link_tid +
+                   ",\"ts\":" + ts(message.depart_start) +
+                   ",\"dur\":" + ts(message.depart_end - message.depart_start) +
+                   ",\"args\":{\"bytes\":" + std::to_string(message.bytes) + ",\"enqueued\":" + ts(message.enqueued) +
+                   ",\"arrival\":" + ts(message.arrival) + "}}";
+    // Flows bind to the slice enclosing their time ("bp":"e" for the end), so both ends sit at a
+    // slice's midpoint; a send that takes no time (a free link) starts its arrow at the op that
+    // produced the data instead.
+    const std::optional<Kept> producer = take(key(message.from.stage, message.from.microbatch, forward));
+    pending.source_tid = link_tid;
+    pending.source_time = (message.depart_start + message.depart_end) / 2;
+    if (!(message.depart_end > message.depart_start)) {
+      if (producer) {
+        pending.source_tid = std::to_string(kComputeThread);
+        pending.source_time = (producer->start + producer->end) / 2;
+      } else {
+        pending.flows = false;
+      }
+    }
+    const std::int64_t consumer = key(message.from.stage + (forward ? 1 : -1), message.from.microbatch, forward);
+    if (const std::optional<Kept> receiver = pending.flows ? take(consumer) : std::nullopt) {
+      pending.resolve(*receiver);
+    } else if (pending.flows) {
+      waiting_.emplace(consumer, first_pending_ + pending_.size());
+    }
+    pending_.push_back(std::move(pending));
+    flush_resolved();
+  }
+
+  void on_memory(const MemorySample& sample) override {
+    memory_.event("{\"name\":\"memory\",\"ph\":\"C\",\"pid\":" + pid(sample.device) +
+                  ",\"tid\":" + std::to_string(kComputeThread) + ",\"ts\":" + ts(sample.time) +
+                  ",\"args\":{\"bytes\":" + std::to_string(sample.bytes) +
+                  ",\"stashed\":" + format_exact(sample.stashed) + "}}");
+  }
+
+  // Messages whose receiver never ran (a run that did not finish) keep their send, without arrow.
+  void finish(std::ostream& out) {
+    for (Pending& pending : pending_) pending.flows = pending.flows && pending.resolved;
+    for (Pending& pending : pending_) pending.resolved = true;
+    flush_resolved();
+    spans_.copy_to(out);
+    messages_.copy_to(out);
+    memory_.copy_to(out);
+  }
+
+ private:
+  // The times of a span that a message still needs.
+  struct Kept {
+    int device = 0;
+    double start = 0;
+    double end = 0;
+    int uses = 0;
   };
-  nlohmann::ordered_json schedules = nlohmann::ordered_json::array();
-  int next_pid = 1;
-  std::int64_t next_flow = 1;
-  bool seconds = false;
-
-  for (const Report& report : reports) {
-    const double us = trace_microseconds_per_unit(report);
-    seconds = seconds || times_in_seconds(report);
-    auto ts = [&](double t) { return format_exact(t * us); };
-    const int p = static_cast<int>(report.result.per_device.size());
-    const int base = next_pid;
-    next_pid += p;
-    auto pid = [&](int device) { return std::to_string(base + device); };
-    schedules.push_back(report.scenario.is_null() ? nlohmann::ordered_json{{"schedule", report.schedule}}
-                                                  : report.scenario);
-
-    // Names and order of the processes (devices) and threads (compute, then one per outgoing link).
-    for (int d = 0; d < p; ++d) {
-      event("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid(d) +
-            ",\"tid\":0,\"args\":{\"name\":" + quoted(report.schedule + " d" + std::to_string(d)) + "}}");
-      event("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + pid(d) +
-            ",\"tid\":0,\"args\":{\"sort_index\":" + pid(d) + "}}");
-      event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid(d) + ",\"tid\":" + std::to_string(kComputeThread) +
-            ",\"args\":{\"name\":\"compute\"}}");
+  struct Pending {
+    std::string name;
+    std::string send;
+    int src = 0;
+    std::string source_tid;
+    double source_time = 0;
+    bool flows = true;
+    bool resolved = false;
+    int to_device = 0;
+    double to_time = 0;
+    void resolve(const Kept& receiver) {
+      resolved = true;
+      to_device = receiver.device;
+      to_time = (receiver.start + receiver.end) / 2;
     }
-    for (const LinkFigures& link : report.result.per_link) {
-      if (link.messages == 0 || link.src < 0 || link.src >= p) continue;
-      const std::string tid = std::to_string(kLinkThreadBase + link.dst);
-      event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid(link.src) + ",\"tid\":" + tid +
-            ",\"args\":{\"name\":\"send to d" + std::to_string(link.dst) + "\"}}");
-      event("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" + pid(link.src) + ",\"tid\":" + tid +
-            ",\"args\":{\"sort_index\":" + tid + "}}");
-    }
-    // A transformer study's data-parallel collectives, on a communication thread of each device
-    // after its link threads: the gradient buckets' reductions, and the next step's parameter
-    // all-gathers when they overlap its forwards (drawn from this step's start, where they run).
-    if (report.training) {
-      const std::string tid = std::to_string(kLinkThreadBase + p);
-      for (std::size_t d = 0; d < report.training->collectives.size() && static_cast<int>(d) < p; ++d) {
-        const DeviceCollectives& device = report.training->collectives[d];
-        if (device.reduce.empty() && device.gather.empty()) continue;
-        const int dev = static_cast<int>(d);
-        event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid(dev) + ",\"tid\":" + tid +
-              ",\"args\":{\"name\":\"data-parallel\"}}");
-        event("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" + pid(dev) + ",\"tid\":" + tid +
-              ",\"args\":{\"sort_index\":" + tid + "}}");
-        auto bucket_event = [&](const BucketCollective& bucket, const std::string& name) {
-          event("{\"name\":" + quoted(name + " s" + std::to_string(bucket.stage)) +
-                ",\"cat\":\"collective\",\"ph\":\"X\",\"pid\":" + pid(dev) + ",\"tid\":" + tid +
-                ",\"ts\":" + ts(bucket.start) + ",\"dur\":" + ts(bucket.end - bucket.start) +
-                ",\"args\":{\"parameters\":" + format_exact(bucket.parameters) + ",\"ready\":" + ts(bucket.ready) +
-                "}}");
-        };
-        for (const BucketCollective& bucket : device.reduce) bucket_event(bucket, "reduce gradients");
-        for (const BucketCollective& bucket : device.gather) bucket_event(bucket, "gather parameters (next step)");
+  };
+
+  std::string ts(double t) const { return format_exact(t * us_); }
+  std::string pid(int device) const { return std::to_string(base_pid_ + device); }
+  int stages() const { return static_cast<int>(shape_.stage_device.size()); }
+  int device_of(int stage) const { return shape_.stage_device[static_cast<std::size_t>(stage)]; }
+  // A forward, or the backward half (B or I) that sends a gradient; W sends nothing.
+  std::int64_t key(int stage, int microbatch, bool forward) const {
+    if (stage < 0 || stage >= stages() || microbatch < 0 || microbatch >= shape_.microbatches) return -1;
+    return (static_cast<std::int64_t>(stage) * shape_.microbatches + microbatch) * 2 + (forward ? 0 : 1);
+  }
+
+  // What the span of `action` is to the messages around it.
+  void note(const Span& span, const Action& action) {
+    const bool forward = action.op == Op::kForward;
+    if (!forward && !is_backward_input(action.op)) return;
+    const std::int64_t k = key(action.stage, action.microbatch, forward);
+    if (k < 0) return;
+    const int here = device_of(action.stage);
+    const int from_stage = action.stage + (forward ? -1 : 1);  // whose output it receives
+    const int to_stage = action.stage + (forward ? 1 : -1);    // to whom it sends
+    int uses = 0;
+    if (from_stage >= 0 && from_stage < stages() && device_of(from_stage) != here) {
+      const auto waiting = waiting_.find(k);
+      if (waiting != waiting_.end()) {
+        pending_[static_cast<std::size_t>(waiting->second - first_pending_)].resolve({span.device, span.start, span.end});
+        waiting_.erase(waiting);
+      } else {
+        ++uses;  // its message is still to come (records given spans first)
       }
     }
+    if (to_stage >= 0 && to_stage < stages() && device_of(to_stage) != here) ++uses;
+    if (uses > 0) kept_[k] = Kept{span.device, span.start, span.end, uses};
+    flush_resolved();
+  }
 
-    if (!report.result.timeline) continue;
-    const Timeline& timeline = *report.result.timeline;
+  std::optional<Kept> take(std::int64_t k) {
+    const auto found = kept_.find(k);
+    if (found == kept_.end()) return std::nullopt;
+    const Kept kept = found->second;
+    if (--found->second.uses == 0) kept_.erase(found);
+    return kept;
+  }
 
-    // One complete event per op.
-    for (const Span& span : timeline.spans) {
-      event("{\"name\":\"" + op_name(span) + "\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":" + pid(span.device) +
-            ",\"tid\":" + std::to_string(kComputeThread) + ",\"ts\":" + ts(span.start) +
-            ",\"dur\":" + ts(span.end - span.start) + ",\"args\":" + op_args(span) + "}");
-    }
-
-    // Each message: the link's busy time on the sender's link thread, and a flow from the send to
-    // the op that receives it. Flows bind to the slice enclosing their time ("bp":"e" for the end),
-    // so both ends sit at a slice's midpoint; a send that takes no time (a free link) starts its
-    // arrow at the op that produced the data instead.
-    const SpanIndex index(timeline, report.program.num_stages(), report.params.m);
-    for (const MessageSpan& message : timeline.messages) {
-      const bool forward = message.from.op == Op::kForward;
-      const std::string name = to_string(message.from);
-      const std::string link_tid = std::to_string(kLinkThreadBase + message.dst);
-      event("{\"name\":\"" + name + " to d" + std::to_string(message.dst) +
-            "\",\"cat\":\"send\",\"ph\":\"X\",\"pid\":" + pid(message.src) + ",\"tid\":" + link_tid +
-            ",\"ts\":" + ts(message.depart_start) + ",\"dur\":" + ts(message.depart_end - message.depart_start) +
-            ",\"args\":{\"bytes\":" + std::to_string(message.bytes) + ",\"enqueued\":" + ts(message.enqueued) +
-            ",\"arrival\":" + ts(message.arrival) + "}}");
-      const std::int64_t consumer =
-          index.find(message.from.stage + (forward ? 1 : -1), message.from.microbatch, forward);
-      const std::int64_t producer = index.find(message.from.stage, message.from.microbatch, forward);
-      if (consumer < 0) continue;
-      const Span& to = timeline.spans[static_cast<std::size_t>(consumer)];
-      std::string source_tid = link_tid;
-      double source_time = (message.depart_start + message.depart_end) / 2;
-      if (!(message.depart_end > message.depart_start)) {
-        if (producer < 0) continue;
-        const Span& from = timeline.spans[static_cast<std::size_t>(producer)];
-        source_tid = std::to_string(kComputeThread);
-        source_time = (from.start + from.end) / 2;
+  // Writes the messages at the front of the queue whose arrows are known, in the order they came.
+  void flush_resolved() {
+    while (!pending_.empty() && (pending_.front().resolved || !pending_.front().flows)) {
+      const Pending& pending = pending_.front();
+      messages_.event(pending.send);
+      if (pending.flows && pending.resolved) {
+        const std::string id = std::to_string(writer_.next_flow_++);
+        messages_.event("{\"name\":\"" + pending.name + "\",\"cat\":\"message\",\"ph\":\"s\",\"id\":" + id +
+                        ",\"pid\":" + pid(pending.src) + ",\"tid\":" + pending.source_tid +
+                        ",\"ts\":" + ts(pending.source_time) + "}");
+        messages_.event("{\"name\":\"" + pending.name + "\",\"cat\":\"message\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" +
+                        id + ",\"pid\":" + pid(pending.to_device) + ",\"tid\":" + std::to_string(kComputeThread) +
+                        ",\"ts\":" + ts(pending.to_time) + "}");
       }
-      const std::string id = std::to_string(next_flow++);
-      event("{\"name\":\"" + name + "\",\"cat\":\"message\",\"ph\":\"s\",\"id\":" + id +
-            ",\"pid\":" + pid(message.src) + ",\"tid\":" + source_tid + ",\"ts\":" + ts(source_time) + "}");
-      event("{\"name\":\"" + name + "\",\"cat\":\"message\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" + id +
-            ",\"pid\":" + pid(to.device) + ",\"tid\":" + std::to_string(kComputeThread) +
-            ",\"ts\":" + ts((to.start + to.end) / 2) + "}");
-    }
-
-    // Memory per device as a counter track: bytes (static + activations) and stashed micro-batches.
-    for (const MemorySample& sample : timeline.memory) {
-      event("{\"name\":\"memory\",\"ph\":\"C\",\"pid\":" + pid(sample.device) +
-            ",\"tid\":" + std::to_string(kComputeThread) + ",\"ts\":" + ts(sample.time) + ",\"args\":{\"bytes\":" +
-            std::to_string(sample.bytes) + ",\"stashed\":" + format_exact(sample.stashed) + "}}");
+      pending_.pop_front();
+      ++first_pending_;
     }
   }
 
+  ChromeTraceWriter& writer_;
+  TimelineShape shape_;
+  int base_pid_;
+  double us_;
+  Section spans_;
+  Section messages_;
+  Section memory_;
+  std::unordered_map<std::int64_t, Kept> kept_;
+  std::deque<Pending> pending_;
+  std::int64_t first_pending_ = 0;                      // index of pending_.front() since the run began
+  std::unordered_map<std::int64_t, std::int64_t> waiting_;  // receiver's key -> its message's index
+};
+
+ChromeTraceWriter::ChromeTraceWriter(std::ostream& out) : out_(out) { out_ << "{\"traceEvents\":[\n"; }
+
+ChromeTraceWriter::~ChromeTraceWriter() = default;
+
+TimelineSink& ChromeTraceWriter::begin(const TimelineShape& shape) {
+  run_ = std::make_unique<Run>(*this, shape, next_pid_);
+  return *run_;
+}
+
+void ChromeTraceWriter::event(const std::string& json) {
+  if (!first_) out_ << ",\n";
+  out_ << json;
+  first_ = false;
+}
+
+void ChromeTraceWriter::end(const Report& report) {
+  const double us = trace_microseconds_per_unit(report);
+  seconds_ = seconds_ || times_in_seconds(report);
+  auto ts = [&](double t) { return format_exact(t * us); };
+  const int p = static_cast<int>(report.result.per_device.size());
+  const int base = next_pid_;
+  next_pid_ += p;
+  auto pid = [&](int device) { return std::to_string(base + device); };
+  schedules_.push_back(report.scenario.is_null() ? nlohmann::ordered_json{{"schedule", report.schedule}}
+                                                 : report.scenario);
+
+  // Names and order of the processes (devices) and threads (compute, then one per outgoing link).
+  for (int d = 0; d < p; ++d) {
+    event("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid(d) +
+          ",\"tid\":0,\"args\":{\"name\":" + quoted(report.schedule + " d" + std::to_string(d)) + "}}");
+    event("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + pid(d) + ",\"tid\":0,\"args\":{\"sort_index\":" +
+          pid(d) + "}}");
+    event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid(d) + ",\"tid\":" + std::to_string(kComputeThread) +
+          ",\"args\":{\"name\":\"compute\"}}");
+  }
+  for (const LinkFigures& link : report.result.per_link) {
+    if (link.messages == 0 || link.src < 0 || link.src >= p) continue;
+    const std::string tid = std::to_string(kLinkThreadBase + link.dst);
+    event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid(link.src) + ",\"tid\":" + tid +
+          ",\"args\":{\"name\":\"send to d" + std::to_string(link.dst) + "\"}}");
+    event("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" + pid(link.src) + ",\"tid\":" + tid +
+          ",\"args\":{\"sort_index\":" + tid + "}}");
+  }
+  // A transformer study's data-parallel collectives, on a communication thread of each device
+  // after its link threads: the gradient buckets' reductions, and the next step's parameter
+  // all-gathers when they overlap its forwards (drawn from this step's start, where they run).
+  if (report.training) {
+    const std::string tid = std::to_string(kLinkThreadBase + p);
+    for (std::size_t d = 0; d < report.training->collectives.size() && static_cast<int>(d) < p; ++d) {
+      const DeviceCollectives& device = report.training->collectives[d];
+      if (device.reduce.empty() && device.gather.empty()) continue;
+      const int dev = static_cast<int>(d);
+      event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid(dev) + ",\"tid\":" + tid +
+            ",\"args\":{\"name\":\"data-parallel\"}}");
+      event("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" + pid(dev) + ",\"tid\":" + tid +
+            ",\"args\":{\"sort_index\":" + tid + "}}");
+      auto bucket_event = [&](const BucketCollective& bucket, const std::string& name) {
+        event("{\"name\":" + quoted(name + " s" + std::to_string(bucket.stage)) +
+              ",\"cat\":\"collective\",\"ph\":\"X\",\"pid\":" + pid(dev) + ",\"tid\":" + tid + ",\"ts\":" +
+              ts(bucket.start) + ",\"dur\":" + ts(bucket.end - bucket.start) + ",\"args\":{\"parameters\":" +
+              format_exact(bucket.parameters) + ",\"ready\":" + ts(bucket.ready) + "}}");
+      };
+      for (const BucketCollective& bucket : device.reduce) bucket_event(bucket, "reduce gradients");
+      for (const BucketCollective& bucket : device.gather) bucket_event(bucket, "gather parameters (next step)");
+    }
+  }
+  if (run_) {
+    run_->finish(out_);
+    run_.reset();
+  }
+}
+
+void ChromeTraceWriter::finish() {
   nlohmann::ordered_json other;
   other["generator"] = "ppsim";
-  other["time_unit"] = seconds ? "seconds, written in microseconds as the format expects"
-                               : "abstract time units, written as 1 unit = 1 microsecond";
-  other["schedules"] = std::move(schedules);
-  out += "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" +
-         other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n}\n";
-  return out;
+  other["time_unit"] = seconds_ ? "seconds, written in microseconds as the format expects"
+                                : "abstract time units, written as 1 unit = 1 microsecond";
+  other["schedules"] = std::move(schedules_);
+  out_ << "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":"
+       << other.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n}\n";
+}
+
+std::string render_chrome_trace(std::span<const Report> reports) {
+  std::ostringstream out;
+  ChromeTraceWriter writer(out);
+  for (const Report& report : reports) {
+    if (report.result.timeline) {
+      // Spans first, then messages: every receiver is known when its message comes.
+      TimelineSink& sink = writer.begin({report.program.stage_device, report.params.m, times_in_seconds(report)});
+      for (const Span& span : report.result.timeline->spans) sink.on_span(span);
+      for (const MessageSpan& message : report.result.timeline->messages) sink.on_message(message);
+      for (const MemorySample& sample : report.result.timeline->memory) sink.on_memory(sample);
+    }
+    writer.end(report);
+  }
+  writer.finish();
+  return out.str();
 }
 
 }  // namespace ppsim

@@ -4,12 +4,14 @@
 
 namespace ppsim {
 
-bool times_in_seconds(const Report& report) {
-  if (!report.scenario.is_object()) return false;
-  const auto unit = report.scenario.find("time-unit");
-  if (unit != report.scenario.end() && unit->is_string()) return unit->get<std::string>() == "s";
+bool times_in_seconds(const Report& report) { return times_in_seconds(report.scenario); }
+
+bool times_in_seconds(const nlohmann::ordered_json& scenario) {
+  if (!scenario.is_object()) return false;
+  const auto unit = scenario.find("time-unit");
+  if (unit != scenario.end() && unit->is_string()) return unit->get<std::string>() == "s";
   // The transformer cost model (--model) computes its times in seconds from FLOPs and bandwidths.
-  return report.scenario.contains("model");
+  return scenario.contains("model");
 }
 
 TimeUnit display_time_unit(bool seconds, double extent) {

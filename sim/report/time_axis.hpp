@@ -12,6 +12,8 @@ namespace ppsim {
 // "model" (the transformer cost model works in seconds). Otherwise costs were plain numbers in the
 // caller's own time unit, and the pictures say "time units".
 bool times_in_seconds(const Report& report);
+// The same, from the scenario a report will carry (before the run, for a streamed trace).
+bool times_in_seconds(const nlohmann::ordered_json& scenario);
 
 // What an axis shows: value = time * scale, in `name` ("s", "ms", "µs" or "time units").
 struct TimeUnit {

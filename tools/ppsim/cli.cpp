@@ -3,11 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
 #include "models/json/json_input_error.hpp"
 #include "schedules/registry.hpp"
+#include "sim/report/chrome_trace.hpp"
 #include "tools/ppsim/config.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/formulas.hpp"
@@ -91,14 +93,31 @@ void add_picture_flags(CLI::App& command, PictureFiles& files) {
 // Pictures are written before stdout, so a file that cannot be written leaves stdout empty too.
 std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
                                   std::ostream& out) {
-  auto reports = simulate_all(scenario, scenario.timeline || pictures.any());
+  // A trace asked for alone is written as the engine runs, so its memory does not grow with the run;
+  // with the pictures or --timeline, every run's timeline is kept for them.
+  const bool stream_trace = !pictures.trace.empty() && pictures.svg.empty() && pictures.html.empty() &&
+                            !scenario.timeline;
+  std::optional<SpooledFile> trace;
+  std::optional<ChromeTraceWriter> writer;
+  if (stream_trace) {
+    trace.emplace(pictures.trace, "--trace");
+    writer.emplace(trace->stream());
+  }
+  auto reports = simulate_all(scenario, scenario.timeline || (pictures.any() && !stream_trace),
+                              writer ? &*writer : nullptr);
   std::ostringstream buffer;  // nothing reaches `out` unless every schedule simulated
   ReportOptions options;
   options.timeline = scenario.timeline;
   options.side_by_side = side_by_side;
   options.timeline_width = timeline_width_for(out);
   make_reporter(scenario.format)->write(buffer, reports, options);
-  write_pictures(scenario, reports, pictures);
+  if (stream_trace) {
+    writer->finish();
+    const OutputFile file{pictures.trace, "", "--trace", &*trace};
+    write_files_atomically(std::span<const OutputFile>(&file, 1));
+  } else {
+    write_pictures(scenario, reports, pictures);
+  }
   out << buffer.str();
   return reports;
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -82,12 +83,38 @@ Plan plan_for(const OutputFile& file) {
   return plan;
 }
 
-// A unique temporary in the target's directory (so that rename is atomic), holding the text.
+// A unique temporary file (mkstemp) for `target`: beside it, so that rename is atomic.
+int make_temporary(const std::string& target, std::string& path) {
+  const std::filesystem::path file(target);
+  const std::filesystem::path directory = file.has_parent_path() ? file.parent_path() : ".";
+  path = (directory / ("." + file.filename().string() + ".ppsim-XXXXXX")).string();
+  return ::mkstemp(path.data());
+}
+
+// Copies a spooled file's contents to `fd`.
+bool copy_spool(const std::string& spool, int fd) {
+  std::ifstream in(spool, std::ios::binary);
+  std::string block(1 << 20, '\0');
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got > 0 && !write_all(fd, block.substr(0, got))) return false;
+  }
+  return in.eof();
+}
+
+// A unique temporary in the target's directory (so that rename is atomic), holding the text; a
+// spooled file is that temporary already.
 void write_temporary(Plan& plan) {
-  const std::filesystem::path target(plan.target);
-  const std::filesystem::path directory = target.has_parent_path() ? target.parent_path() : ".";
-  std::string pattern = (directory / ("." + target.filename().string() + ".ppsim-XXXXXX")).string();
-  const int fd = ::mkstemp(pattern.data());
+  if (plan.file->spooled != nullptr) {
+    SpooledFile& spool = *plan.file->spooled;
+    if (!spool.close()) refuse(*plan.file, "the write failed (disk full?)");
+    if (::chmod(spool.temporary().c_str(), plan.mode) != 0) refuse(*plan.file, reason(errno));
+    plan.temporary = spool.temporary();  // removed below on failure, renamed on success
+    return;
+  }
+  std::string pattern;
+  const int fd = make_temporary(plan.target, pattern);
   if (fd < 0) refuse(*plan.file, reason(errno));
   plan.temporary = pattern;
   const bool ok = write_all(fd, plan.file->text) && ::fchmod(fd, plan.mode) == 0;
@@ -98,12 +125,39 @@ void write_temporary(Plan& plan) {
 void write_in_place(const Plan& plan) {
   const int fd = ::open(plan.target.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) refuse(*plan.file, reason(errno));
-  const bool ok = write_all(fd, plan.file->text);
+  bool ok = false;
+  if (plan.file->spooled != nullptr) {
+    SpooledFile& spool = *plan.file->spooled;
+    ok = spool.close() && copy_spool(spool.temporary(), fd);
+  } else {
+    ok = write_all(fd, plan.file->text);
+  }
   const int error = errno;
   if (::close(fd) != 0 || !ok) refuse(*plan.file, reason(ok ? errno : error));
 }
 
 }  // namespace
+
+SpooledFile::SpooledFile(std::string path, std::string flag) : path_(std::move(path)), flag_(std::move(flag)) {
+  const OutputFile file{path_, "", flag_, nullptr};
+  const Plan plan = plan_for(file);
+  // A FIFO or a device is written in place at the end; its contents wait in the temporary directory.
+  const std::string beside =
+      plan.in_place ? (std::filesystem::temp_directory_path() / "ppsim-spool").string() : plan.target;
+  const int fd = make_temporary(beside, temporary_);
+  if (fd < 0) refuse(file, reason(errno));
+  ::close(fd);
+  stream_.open(temporary_, std::ios::binary | std::ios::trunc);
+  if (!stream_) {
+    std::remove(temporary_.c_str());
+    refuse(file, "cannot open its temporary file");
+  }
+}
+
+SpooledFile::~SpooledFile() {
+  close();
+  if (!temporary_.empty()) std::remove(temporary_.c_str());
+}
 
 void write_files_atomically(std::span<const OutputFile> files) {
   std::vector<Plan> plans;
@@ -126,6 +180,7 @@ void write_files_atomically(std::span<const OutputFile> files) {
       if (plan.in_place) continue;
       if (std::rename(plan.temporary.c_str(), plan.target.c_str()) != 0) refuse(*plan.file, reason(errno));
       plan.temporary.clear();
+      if (plan.file->spooled != nullptr) plan.file->spooled->committed();  // it is the target now
     }
   } catch (...) {
     remove_temporaries();

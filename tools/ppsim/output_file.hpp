@@ -5,16 +5,46 @@
 // A target that exists and is not a regular file (a FIFO, /dev/stdout, a terminal) is written in
 // place, never replaced; a symlink is followed, so its target is replaced and the link stays.
 
+#include <fstream>
 #include <span>
 #include <string>
 #include <string_view>
 
 namespace ppsim {
 
+// An output too large to hold in memory, written as it is made: into a unique temporary beside its
+// target (for a FIFO or a device, in the system's temporary directory), which write_files_atomically
+// renames into place (or copies, for those) with the other files. An unwritable target is refused
+// when the spool is made, before any work; the temporary is removed unless it was committed.
+class SpooledFile {
+ public:
+  SpooledFile(std::string path, std::string flag);
+  ~SpooledFile();
+  SpooledFile(const SpooledFile&) = delete;
+  SpooledFile& operator=(const SpooledFile&) = delete;
+  std::ostream& stream() { return stream_; }
+
+  // For write_files_atomically: ends the writing (false when a write failed), the temporary's
+  // path, and forgetting it once it has been renamed onto the target.
+  bool close() {
+    if (stream_.is_open()) stream_.close();
+    return static_cast<bool>(stream_);
+  }
+  const std::string& temporary() const { return temporary_; }
+  void committed() { temporary_.clear(); }
+
+ private:
+  std::string path_;
+  std::string flag_;
+  std::string temporary_;
+  std::ofstream stream_;
+};
+
 struct OutputFile {
   std::string path;
   std::string text;
   std::string flag;  // names the file in the error
+  SpooledFile* spooled = nullptr;  // the contents are there instead of in `text`
 };
 
 // Writes every file, or none; throws InputError("<flag>: cannot write <path>: <reason>") on failure.

@@ -7,6 +7,7 @@
 #include "schedules/excerpt.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
+#include "sim/report/time_axis.hpp"
 #include "tools/ppsim/closed_form_point.hpp"
 #include "tools/ppsim/config.hpp"
 #include "tools/ppsim/errors.hpp"
@@ -311,11 +312,13 @@ Report simulate_generated(const Scenario& scenario, std::string_view name, const
 }  // namespace
 
 Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
-                        Engine& engine) {
-  if (record_timeline && program.num_ops() > static_cast<std::size_t>(kTimelineLimit.ops)) {
+                        Engine& engine, TimelineStreamer* streamer) {
+  record_timeline = record_timeline || streamer != nullptr;
+  const OpLimit& limit = streamer != nullptr ? kStreamedTimelineLimit : kTimelineLimit;
+  if (record_timeline && program.num_ops() > static_cast<std::size_t>(limit.ops)) {
     throw InputError(scenario.source_of(name == "custom" ? "schedule-file" : "m") + ": " + std::string(name) + " has " +
-                     std::to_string(program.num_ops()) + " ops, above the limit of " +
-                     std::to_string(kTimelineLimit.ops) + " per run " + std::string(kTimelineLimit.why));
+                     std::to_string(program.num_ops()) + " ops, above the limit of " + std::to_string(limit.ops) +
+                     " per run " + std::string(limit.why));
   }
   if (auto problem = validate_program(program)) {
     std::string grid;
@@ -324,14 +327,21 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
   }
   const auto costs = make_cost_model(scenario, program.stage_device);
   check_costs(scenario, *costs, program);
-  const EngineOptions options = engine_options(scenario, name, *costs, record_timeline);
+  EngineOptions options = engine_options(scenario, name, *costs, record_timeline);
+  if (streamer != nullptr) {
+    options.timeline_sink = &streamer->begin(
+        {program.stage_device, program.num_microbatches, times_in_seconds(scenario_to_json(scenario, name))});
+  }
   SimulationOutcome outcome = engine.run(program, *costs, options);
   if (outcome.deadlock) throw_deadlock(name, program, *outcome.deadlock);
   Result result = std::move(*outcome.result);
-  return make_report(scenario, name, std::move(program), std::move(result), *costs, options);
+  Report report = make_report(scenario, name, std::move(program), std::move(result), *costs, options);
+  if (streamer != nullptr) streamer->end(report);
+  return report;
 }
 
-Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, Engine& engine) {
+Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, Engine& engine,
+                              TimelineStreamer* streamer) {
   if (scenario.schedule_file.empty()) {
     throw InputError(scenario.source_of("schedule") + ": custom takes its actions from --schedule-file FILE");
   }
@@ -349,21 +359,23 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
   adjusted.params.p = program.num_devices;
   adjusted.params.m = program.num_microbatches;
   adjusted.params.v = std::max(1, program.num_stages() / program.num_devices);
-  return simulate_program(adjusted, "custom", std::move(program), record_timeline, engine);
+  return simulate_program(adjusted, "custom", std::move(program), record_timeline, engine, streamer);
 }
 
 namespace {
 
 Report schedule_report(const Scenario& scenario, std::string_view schedule, bool record_timeline, bool closed_forms,
-                       Engine& engine) {
+                       Engine& engine, TimelineStreamer* streamer) {
   const ScheduleInfo* info = find_schedule(schedule);
   if (info == nullptr) throw InputError(unknown_schedule(scenario, schedule));
-  if (!info->generated()) return simulate_schedule_file(scenario, record_timeline, engine);
+  if (!info->generated()) return simulate_schedule_file(scenario, record_timeline, engine, streamer);
+  record_timeline = record_timeline || streamer != nullptr;
   const Scenario adjusted = scenario_for_schedule(scenario, *info);
   if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(scenario, *info, *why));
   // The event queue replays a stored program: for timelines and for paired sends.
   const bool stored = record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired;
-  check_size(adjusted, record_timeline         ? kTimelineLimit
+  check_size(adjusted, streamer != nullptr     ? kStreamedTimelineLimit
+                       : record_timeline       ? kTimelineLimit
                        : stored                ? kStoredProgramLimit
                        : info->bounded_window ? kGeneratedLimit
                                               : OpLimit{kMaxOps, "of a schedule whose messages wait for all m micro-batches"});
@@ -371,26 +383,27 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
     if (std::optional<Report> report = closed_form_report(adjusted, schedule)) return std::move(*report);
   }
   if (!stored) return simulate_generated(adjusted, schedule, *info, engine);
-  return simulate_program(adjusted, schedule, info->build(adjusted.params), record_timeline, engine);
+  return simulate_program(adjusted, schedule, info->build(adjusted.params), record_timeline, engine, streamer);
 }
 
 }  // namespace
 
-Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine) {
-  return schedule_report(scenario, schedule, record_timeline, /*closed_forms=*/false, engine);
+Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine,
+                         TimelineStreamer* streamer) {
+  return schedule_report(scenario, schedule, record_timeline, /*closed_forms=*/false, engine, streamer);
 }
 
 Report summarize_schedule(const Scenario& scenario, std::string_view schedule, Engine& engine) {
-  return schedule_report(scenario, schedule, /*record_timeline=*/false, /*closed_forms=*/true, engine);
+  return schedule_report(scenario, schedule, /*record_timeline=*/false, /*closed_forms=*/true, engine, nullptr);
 }
 
-std::vector<Report> simulate_all(const Scenario& given, bool record_timeline) {
+std::vector<Report> simulate_all(const Scenario& given, bool record_timeline, TimelineStreamer* streamer) {
   const Scenario scenario = resolve_transformer_scenario(given);
   check_scenario(scenario);
   Engine engine;
   std::vector<Report> reports;
   for (const auto& name : scenario.schedules)
-    reports.push_back(simulate_schedule(scenario, name, record_timeline, engine));
+    reports.push_back(simulate_schedule(scenario, name, record_timeline, engine, streamer));
   return reports;
 }
 

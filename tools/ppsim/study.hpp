@@ -26,6 +26,9 @@ namespace ppsim {
 inline constexpr std::int64_t kMaxGeneratedOps = 1'000'000'000;
 inline constexpr std::int64_t kMaxOps = 50'000'000;
 inline constexpr std::int64_t kMaxTimelineOps = 2'000'000;
+// A trace streamed to disk as the engine runs (--trace alone) keeps the stored program and the
+// event queue's state, ~25 bytes an op, and writes ~500 bytes an op to disk.
+inline constexpr std::int64_t kMaxStreamedTimelineOps = 10'000'000;
 
 struct OpLimit {
   std::int64_t ops;
@@ -34,6 +37,7 @@ struct OpLimit {
 inline constexpr OpLimit kGeneratedLimit{kMaxGeneratedOps, ""};
 inline constexpr OpLimit kStoredProgramLimit{kMaxOps, "that stores its program (paired sends or an export)"};
 inline constexpr OpLimit kTimelineLimit{kMaxTimelineOps, "with a timeline (--timeline, --trace, --svg or --html)"};
+inline constexpr OpLimit kStreamedTimelineLimit{kMaxStreamedTimelineOps, "with a streamed trace (--trace)"};
 
 // Checks what does not depend on a schedule: names exist and costs are consistent.
 void check_scenario(const Scenario& scenario);
@@ -54,10 +58,13 @@ std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::
 std::string constraint_error(const Scenario& scenario, const ScheduleInfo& info, const std::string& why);
 
 // Simulates the program of --schedule-file (schedule `custom`); p and m come from the file.
-Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, Engine& engine);
+// With a streamer, the timeline goes to it as the engine runs (and record_timeline is implied).
+Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, Engine& engine,
+                              TimelineStreamer* streamer = nullptr);
 
 // Simulates one registry schedule.
-Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine);
+Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bool record_timeline, Engine& engine,
+                         TimelineStreamer* streamer = nullptr);
 
 // The figures of one schedule without a timeline, as a sweep point wants them: from the exact
 // closed forms where they apply (closed_form_point.hpp), else simulated as simulate_schedule does.
@@ -66,9 +73,10 @@ Report summarize_schedule(const Scenario& scenario, std::string_view schedule, E
 
 // Validates and simulates a program built elsewhere (tests, and custom schedules later).
 Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
-                        Engine& engine);
+                        Engine& engine, TimelineStreamer* streamer = nullptr);
 
 // Every schedule of the scenario, in the order given.
-std::vector<Report> simulate_all(const Scenario& scenario, bool record_timeline);
+std::vector<Report> simulate_all(const Scenario& scenario, bool record_timeline,
+                                 TimelineStreamer* streamer = nullptr);
 
 }  // namespace ppsim
