@@ -97,10 +97,12 @@ class StreamReader {
  public:
   static constexpr std::size_t kChunk = 1024;
 
+  // The buffer is kept across streams: sweeps open thousands of small runs.
   void open(ActionStream stream) {
     stream_ = std::move(stream);
-    buffer_.resize(kChunk + 2);
+    if (buffer_.size() < kChunk + 2) buffer_.resize(kChunk + 2);
   }
+  void close() { stream_ = ActionStream(); }
   // Moves [cur, end) (at most two actions: the engine refills at its last one) to the front and
   // fills after it; false when nothing new came.
   bool refill(const Action*& cur, const Action*& end) {

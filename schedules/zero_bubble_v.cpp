@@ -81,35 +81,29 @@ ActionStream zero_bubble_v_device(ScheduleParams params, int d) {
   const int n = std::max(m, 2 * p - 1);
   DeviceOrder order(p, d, m);
   Action action;
-  // A coroutine's helpers cannot yield, so each phase's repeats are a table the loop below runs.
+  // A coroutine's helpers cannot yield, so the phases are a table one loop runs; the entry with an
+  // empty body is the steady loop.
   // Warmup: chunk 0 runs ahead by 2(p-d)-1, the distance its output travels down and back up the V
   // before chunk 1 of this device can use it; then pairs F1 F0; then chunk 1's backwards begin
   // first, since its gradients start at the bottom of the V.
+  // Steady: one F, I and W per chunk; W right after its I keeps the stash at its warmup level.
   // Cooldown: input gradients first (others wait for them), weight gradients fill the drain.
-  const std::array<Repeat, 3> warmup = {Repeat{2 * (p - d) - 1, {kF0}, 1}, Repeat{d, {kF1, kF0}, 2},
-                                        Repeat{p - d, {kF1, kI1, kW1}, 3}};
-  const std::array<Repeat, 2> cooldown = {Repeat{d, {kI0, kI1}, 2}, Repeat{p - d, {kI0, kW0}, 2}};
-  for (const Repeat& repeat : warmup) {
-    for (int k = 0; k < repeat.times; ++k) {
-      if (order.past_m(repeat.body())) {
-        order.skip(repeat.body(), repeat.times - k);
-        break;
+  const std::array<Repeat, 6> phases = {Repeat{2 * (p - d) - 1, {kF0}, 1}, Repeat{d, {kF1, kF0}, 2},
+                                        Repeat{p - d, {kF1, kI1, kW1}, 3},  Repeat{0, {}, 0},
+                                        Repeat{d, {kI0, kI1}, 2},           Repeat{p - d, {kI0, kW0}, 2}};
+  for (const Repeat& repeat : phases) {
+    if (repeat.length == 0) {
+      // Every steady iteration emits an action until all counters are past m, and then nothing
+      // more ever would.
+      while (order.count(kF1) < order.count(kF0) || order.count(kF0) < n) {
+        if (order.exhausted()) co_return;
+        if (order.count(kF0) < n && order.take(kF0, action)) co_yield action;
+        for (const Kind kind : kSteadyAfterF0) {
+          if (order.take(kind, action)) co_yield action;
+        }
       }
-      for (const Kind kind : repeat.body()) {
-        if (order.take(kind, action)) co_yield action;
-      }
+      continue;
     }
-  }
-  // Steady: one F, I and W per chunk; W right after its I keeps the stash at its warmup level. Every
-  // iteration emits an action until all counters are past m, and then nothing more ever would.
-  while (order.count(kF1) < order.count(kF0) || order.count(kF0) < n) {
-    if (order.exhausted()) co_return;
-    if (order.count(kF0) < n && order.take(kF0, action)) co_yield action;
-    for (const Kind kind : kSteadyAfterF0) {
-      if (order.take(kind, action)) co_yield action;
-    }
-  }
-  for (const Repeat& repeat : cooldown) {
     for (int k = 0; k < repeat.times; ++k) {
       if (order.past_m(repeat.body())) {
         order.skip(repeat.body(), repeat.times - k);

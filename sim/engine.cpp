@@ -62,14 +62,14 @@ void Engine::prepare_links(const std::vector<int>& stage_device, const CostModel
   for (int s = 0; s < stages; ++s) {
     StageInfo& info = stages_[index(s)];
     if (s + 1 < stages && stage_device[index(s + 1)] != info.device) {
-      info.forward_link = link_index(info.device, stage_device[index(s + 1)]);
-      info.forward_bytes = costs.message_bytes(s, s + 1);
-      info.forward_send_time = transfer_time(info.forward_bytes, bandwidth[index(info.forward_link)]);
+      info.forward.link = link_index(info.device, stage_device[index(s + 1)]);
+      info.forward.bytes = costs.message_bytes(s, s + 1);
+      info.forward.send_time = transfer_time(info.forward.bytes, bandwidth[index(info.forward.link)]);
     }
     if (s > 0 && stage_device[index(s - 1)] != info.device) {
-      info.backward_link = link_index(info.device, stage_device[index(s - 1)]);
-      info.backward_bytes = costs.message_bytes(s, s - 1);
-      info.backward_send_time = transfer_time(info.backward_bytes, bandwidth[index(info.backward_link)]);
+      info.backward.link = link_index(info.device, stage_device[index(s - 1)]);
+      info.backward.bytes = costs.message_bytes(s, s - 1);
+      info.backward.send_time = transfer_time(info.backward.bytes, bandwidth[index(info.backward.link)]);
     }
   }
 }
@@ -89,8 +89,8 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
     info.activation_bytes = costs.activation_bytes(s);
     info.weight_bytes = costs.weight_stash_bytes(s);
     info.device = stage_device[index(s)];
-    if (s + 1 < stages) info.next_device = stage_device[index(s + 1)];
-    if (s > 0) info.previous_device = stage_device[index(s - 1)];
+    if (s + 1 < stages) info.forward.consumer = stage_device[index(s + 1)];
+    if (s > 0) info.backward.consumer = stage_device[index(s - 1)];
   }
   std::vector<double> bandwidth;
   prepare_links(stage_device, costs, bandwidth);
@@ -328,20 +328,14 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
   MemoryTracker& memory = memory_[index(device)];
 
   // Where the output goes: the next stage's forward input, or the previous stage's gradient input.
-  int link = -1;
-  std::int64_t bytes = 0;
-  double send_time = 0;
-  int consumer = -1;
+  const StageOutput* output = nullptr;
   double* consumer_slot = nullptr;
   switch (action.op) {
     case Op::kForward:
       done_[k] |= kForwardDone;
       if (action.stage + 1 < static_cast<int>(stages_.size())) {
-        consumer = stage.next_device;
+        output = &stage.forward;
         consumer_slot = &forward_input_[k + index(m_)];
-        link = stage.forward_link;
-        bytes = stage.forward_bytes;
-        send_time = stage.forward_send_time;
       }
       break;
     case Op::kBackward:
@@ -353,17 +347,16 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
         done_[k] |= kInputGradDone;
       }
       if (action.stage > 0) {
-        consumer = stage.previous_device;
+        output = &stage.backward;
         consumer_slot = &backward_input_[k - index(m_)];
-        link = stage.backward_link;
-        bytes = stage.backward_bytes;
-        send_time = stage.backward_send_time;
       }
       break;
     case Op::kBackwardWeight:
       memory.on_weight_grad(stage.weight_bytes);
       break;
   }
+  const int link = output != nullptr ? output->link : -1;
+  const int consumer = output != nullptr ? output->consumer : -1;
   if (options_.record_timeline && action.op != Op::kForward) record_memory(device, time);
 
   double arrival = time;
@@ -381,11 +374,13 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
   }
   if (link >= 0) {
     Link& target = links_[index(link)];
-    const Link::Departure departure = target.send(time, bytes, send_time);
+    const Link::Departure departure = target.send(time, output->bytes, output->send_time);
     arrival = departure.end + target.latency;
     // Blocking holds the stream until the message has left; paired until it has arrived.
     released = std::max(released, options_.comm == CommMode::kPaired ? arrival : departure.end);
-    if (options_.record_timeline) record_message(target, action, time, departure.start, departure.end, arrival, bytes);
+    if (options_.record_timeline) {
+      record_message(target, action, time, departure.start, departure.end, arrival, output->bytes);
+    }
   }
   if (consumer_slot != nullptr) *consumer_slot = arrival;
   return consumer;
@@ -427,9 +422,10 @@ void Engine::launch_waiting(std::vector<double>& posted, std::vector<std::int32_
   // The producer of this input: F of the stage before, or the backward of the stage after.
   const std::size_t from = forward ? k - index(m_) : k + index(m_);
   const StageInfo& stage = stages_[from / index(m_)];
-  Link& target = links_[index(forward ? stage.forward_link : stage.backward_link)];
-  const std::int64_t bytes = forward ? stage.forward_bytes : stage.backward_bytes;
-  const Link::Departure departure = target.send(time, bytes, forward ? stage.forward_send_time : stage.backward_send_time);
+  const StageOutput& output = forward ? stage.forward : stage.backward;
+  Link& target = links_[index(output.link)];
+  const std::int64_t bytes = output.bytes;
+  const Link::Departure departure = target.send(time, bytes, output.send_time);
   const double arrival = departure.end + target.latency;
   (forward ? forward_input_ : backward_input_)[k] = arrival;
   if (options_.record_timeline) {

@@ -63,20 +63,22 @@ class Engine {
   SimulationOutcome run(const ScheduleStreams& streams, const CostModel& costs, const EngineOptions& options = {});
 
  private:
+  // Where one of a stage's outputs goes: the device of the stage that consumes it (-1: none, at the
+  // ends of the pipeline) and the link that carries it (-1: none, on the same device).
+  struct StageOutput {
+    std::int32_t consumer = -1;
+    std::int32_t link = -1;
+    std::int64_t bytes = 0;
+    double send_time = 0;
+  };
   // What the event loop needs about one stage, read from the cost model once per run.
   struct StageInfo {
     std::array<double, kNumOps> time{};
     std::int64_t activation_bytes = 0;
     std::int64_t weight_bytes = 0;  // kept by I for W
     int device = 0;
-    int next_device = -1;      // device of stage + 1 (-1 for the last stage)
-    int previous_device = -1;  // device of stage - 1 (-1 for the first stage)
-    int forward_link = -1;     // carries this stage's activation to stage + 1 (-1: same device, or last)
-    int backward_link = -1;    // carries this stage's gradient to stage - 1 (-1: same device, or first)
-    std::int64_t forward_bytes = 0;
-    std::int64_t backward_bytes = 0;
-    double forward_send_time = 0;
-    double backward_send_time = 0;
+    StageOutput forward;   // its activation, to stage + 1
+    StageOutput backward;  // its gradient, to stage - 1
   };
 
   // Per device: its position, when its stream is next free, and the few positions whose times
@@ -149,16 +151,10 @@ class Engine {
     std::array<double, kNumOps> time{};
     std::int64_t activation_bytes = 0;
     std::int64_t weight_bytes = 0;
-    double forward_send_time = 0;
-    double backward_send_time = 0;
-    std::int64_t forward_bytes = 0;
-    std::int64_t backward_bytes = 0;
+    StageOutput forward;
+    StageOutput backward;
     Slot* slots = nullptr;  // ring_storage_[stage], cached
     std::size_t mask = 0;   // its size - 1 (a power of two)
-    std::int32_t forward_link = -1;
-    std::int32_t backward_link = -1;
-    std::int32_t next_device = -1;
-    std::int32_t previous_device = -1;
     bool last = false;  // the last stage, whose backward needs no gradient
   };
   // Per device: its window of actions, position and stream, and what the summary needs, noted as

@@ -114,11 +114,7 @@ template <bool kTrusted>
 inline void Engine::complete_op(int device, const Action& action, const SweepStage& stage, Slot* own, double end,
                                 double& released) {
   MemoryTracker& memory = memory_[index_of(device)];
-  int to_stage;
-  std::int32_t link;
-  double send_time;
-  std::int64_t bytes;
-  int consumer;
+  const bool forward = action.op == Op::kForward;
   switch (action.op) {
     case Op::kForward:
       if constexpr (kTrusted) {
@@ -129,11 +125,6 @@ inline void Engine::complete_op(int device, const Action& action, const SweepSta
         own->input = stage.last ? 0.0 : kUnknownTime;  // its input is used: the gradient's comes next
       }
       if (stage.last) return;
-      to_stage = action.stage + 1;
-      link = stage.forward_link;
-      send_time = stage.forward_send_time;
-      bytes = stage.forward_bytes;
-      consumer = stage.next_device;
       break;
     case Op::kBackward:
     case Op::kBackwardInput:
@@ -150,11 +141,6 @@ inline void Engine::complete_op(int device, const Action& action, const SweepSta
         own->flags |= kSweepInputGradDone;
       }
       if (action.stage == 0) return;
-      to_stage = action.stage - 1;
-      link = stage.backward_link;
-      send_time = stage.backward_send_time;
-      bytes = stage.backward_bytes;
-      consumer = stage.previous_device;
       break;
     case Op::kBackwardWeight:
     default:
@@ -162,13 +148,16 @@ inline void Engine::complete_op(int device, const Action& action, const SweepSta
       if constexpr (!kTrusted) own->microbatch = -1;
       return;
   }
+  const StageOutput& output = forward ? stage.forward : stage.backward;
   double arrival = end;
-  if (link >= 0) {
-    Link& target = links_[index_of(link)];
-    const Link::Departure departure = target.send(end, bytes, send_time);
+  if (output.link >= 0) {
+    Link& target = links_[index_of(output.link)];
+    const Link::Departure departure = target.send(end, output.bytes, output.send_time);
     arrival = departure.end + target.latency;
     released = std::max(released, departure.end);
   }
+  const int to_stage = action.stage + (forward ? 1 : -1);
+  const int consumer = output.consumer;
   obtain_slot(to_stage, action.microbatch).input = arrival;
   if (consumer != device) wake(consumer);
 }
@@ -353,14 +342,8 @@ SimulationOutcome Engine::sweep(Feed& feed) {
     stage.time = info.time;
     stage.activation_bytes = info.activation_bytes;
     stage.weight_bytes = info.weight_bytes;
-    stage.forward_send_time = info.forward_send_time;
-    stage.backward_send_time = info.backward_send_time;
-    stage.forward_bytes = info.forward_bytes;
-    stage.backward_bytes = info.backward_bytes;
-    stage.forward_link = info.forward_link;
-    stage.backward_link = info.backward_link;
-    stage.next_device = info.next_device;
-    stage.previous_device = info.previous_device;
+    stage.forward = info.forward;
+    stage.backward = info.backward;
     stage.last = s + 1 == stages_.size();
     ring_storage_[s].assign(capacity, Slot{});
     stage.slots = ring_storage_[s].data();
@@ -429,10 +412,10 @@ SimulationOutcome Engine::run(const ScheduleStreams& streams, const CostModel& c
   }
   program_ = nullptr;
   prepare_common(streams.params.p, streams.params.m, streams.stage_device, costs, options);
-  readers_.resize(index_of(streams.params.p));
+  if (readers_.size() < index_of(streams.params.p)) readers_.resize(index_of(streams.params.p));
   StreamFeed feed{streams, readers_};
   SimulationOutcome outcome = sweep(feed);
-  readers_.clear();  // each reader's coroutine frame
+  for (StreamReader& reader : readers_) reader.close();  // each coroutine's frame; the buffers stay
   return outcome;
 }
 

@@ -7,6 +7,7 @@
 
 #include "schedules/registry.hpp"
 #include "sim/engine.hpp"
+#include "support/same_figures.hpp"
 #include "tools/ppsim/closed_form_point.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/study.hpp"
@@ -60,24 +61,7 @@ TEST_CASE("The closed-form fast path gives the simulated figures to the last bit
           } else {
             ++declined;
           }
-          CHECK(a.makespan == b.makespan);
-          CHECK(a.bubble_ratio == b.bubble_ratio);
-          CHECK(a.bubble_overhead == b.bubble_overhead);
-          CHECK(a.comm_ratio == b.comm_ratio);
-          CHECK(a.total_busy == b.total_busy);
-          CHECK(a.compute_ops == b.compute_ops);
-          CHECK(a.messages == b.messages);
-          REQUIRE(a.per_device.size() == b.per_device.size());
-          for (std::size_t d = 0; d < a.per_device.size(); ++d) {
-            INFO("device " << d);
-            CHECK(a.per_device[d].busy == b.per_device[d].busy);
-            CHECK(a.per_device[d].idle == b.per_device[d].idle);
-            CHECK(a.per_device[d].bubble_ratio == b.per_device[d].bubble_ratio);
-            CHECK(a.per_device[d].ops == b.per_device[d].ops);
-            CHECK(a.per_device[d].peak_stashed == b.per_device[d].peak_stashed);
-            CHECK(a.per_device[d].peak_activation_bytes == b.per_device[d].peak_activation_bytes);
-            CHECK(a.per_device[d].peak_memory_bytes == b.per_device[d].peak_memory_bytes);
-          }
+          ppsim::test::check_same_summary(a, b);
         }
       }
     }

@@ -13,64 +13,13 @@
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
+#include "support/same_figures.hpp"
 
 namespace {
 
 using ppsim::CommMode;
 using ppsim::EngineAlgorithm;
 using ppsim::Result;
-
-// Every figure a Result carries, compared exactly: the two algorithms do the same floating-point
-// operations in the same order, so there is no tolerance to give.
-void require_identical(const Result& a, const Result& b) {
-  CHECK(a.p == b.p);
-  CHECK(a.m == b.m);
-  CHECK(a.stages == b.stages);
-  CHECK(a.makespan == b.makespan);
-  CHECK(a.bubble_ratio == b.bubble_ratio);
-  CHECK(a.bubble_overhead == b.bubble_overhead);
-  CHECK(a.comm_ratio == b.comm_ratio);
-  CHECK(a.total_busy == b.total_busy);
-  CHECK(a.compute_ops == b.compute_ops);
-  CHECK(a.messages == b.messages);
-  REQUIRE(a.per_device.size() == b.per_device.size());
-  for (std::size_t d = 0; d < a.per_device.size(); ++d) {
-    INFO("device " << d);
-    const auto& x = a.per_device[d];
-    const auto& y = b.per_device[d];
-    CHECK(x.start == y.start);
-    CHECK(x.end == y.end);
-    CHECK(x.busy == y.busy);
-    CHECK(x.idle == y.idle);
-    CHECK(x.ops == y.ops);
-    CHECK(x.peak_stashed == y.peak_stashed);
-    CHECK(x.peak_activation_bytes == y.peak_activation_bytes);
-    CHECK(x.peak_memory_bytes == y.peak_memory_bytes);
-    CHECK(x.static_bytes == y.static_bytes);
-    for (std::size_t k = 0; k < 3; ++k) {
-      INFO("phase " << k);
-      CHECK(x.phases[k].ops == y.phases[k].ops);
-      CHECK(x.phases[k].busy == y.phases[k].busy);
-      CHECK(x.phases[k].start == y.phases[k].start);
-      CHECK(x.phases[k].end == y.phases[k].end);
-    }
-  }
-  REQUIRE(a.per_stage.size() == b.per_stage.size());
-  for (std::size_t s = 0; s < a.per_stage.size(); ++s) {
-    INFO("stage " << s);
-    CHECK(a.per_stage[s].first_forward == b.per_stage[s].first_forward);
-    CHECK(a.per_stage[s].gradient_start == b.per_stage[s].gradient_start);
-    CHECK(a.per_stage[s].gradient_end == b.per_stage[s].gradient_end);
-  }
-  REQUIRE(a.per_link.size() == b.per_link.size());
-  for (std::size_t l = 0; l < a.per_link.size(); ++l) {
-    CHECK(a.per_link[l].src == b.per_link[l].src);
-    CHECK(a.per_link[l].dst == b.per_link[l].dst);
-    CHECK(a.per_link[l].messages == b.per_link[l].messages);
-    CHECK(a.per_link[l].bytes == b.per_link[l].bytes);
-    CHECK(a.per_link[l].busy == b.per_link[l].busy);
-  }
-}
 
 // Unbalanced stages (a slower, heavier last stage), messages that queue on slow links, stashes and
 // static bytes: the costs under which an ordering mistake would show.
@@ -127,7 +76,7 @@ TEST_CASE("The in-order sweep gives the event queue's figures exactly for every 
       const ppsim::CostModel& costs = unbalanced ? static_cast<const ppsim::CostModel&>(table_model) : uniform_model;
       const Result events = run(program, costs, EngineAlgorithm::kEventQueue, comm, unbalanced);
       const Result sweep = run(program, costs, EngineAlgorithm::kSweep, comm, unbalanced);
-      require_identical(events, sweep);
+      ppsim::test::check_same_figures(events, sweep);
     }
   }
 }
@@ -151,7 +100,7 @@ TEST_CASE("A schedule replayed from its generators gives what its stored program
       const auto generated = engine.run(info.streams(params), costs);  // the same engine: state reused
       REQUIRE(stored.result.has_value());
       REQUIRE(generated.result.has_value());
-      require_identical(*stored.result, *generated.result);
+      ppsim::test::check_same_figures(*stored.result, *generated.result);
     }
   }
 }

@@ -214,23 +214,26 @@ namespace {
 // with a near-zero peak (1e-300 FLOP/s) would otherwise overflow the clock to infinity, which the
 // engine could only report as a deadlock.
 void check_costs(const Scenario& scenario, const CostModel& costs, const Program& program) {
-  const std::string source = scenario.model.empty() ? scenario.source_of("forward") : scenario.source_of("hardware");
-  auto check = [&](double time, const std::string& what) {
+  // The message is built only on failure: sweeps check every point.
+  auto check = [&](double time, auto what) {
     if (!(time >= 0 && time <= kMaxDuration)) {
-      throw InputError(source + ": " + what + " takes " + show(time) + ", beyond the limit of " + show(kMaxDuration) +
-                       " (check the model's and the hardware's numbers)");
+      const std::string source =
+          scenario.model.empty() ? scenario.source_of("forward") : scenario.source_of("hardware");
+      throw InputError(source + ": " + what() + " takes " + show(time) + ", beyond the limit of " +
+                       show(kMaxDuration) + " (check the model's and the hardware's numbers)");
     }
   };
   const auto stages = static_cast<int>(program.stage_device.size());
   for (int stage = 0; stage < stages; ++stage) {
     for (Op op : {Op::kForward, Op::kBackward, Op::kBackwardInput, Op::kBackwardWeight}) {
-      check(costs.compute_time(op, stage), "stage " + std::to_string(stage) + "'s " + std::string(1, op_letter(op)));
+      check(costs.compute_time(op, stage),
+            [&] { return "stage " + std::to_string(stage) + "'s " + std::string(1, op_letter(op)); });
     }
     if (stage + 1 < stages && program.stage_device[stage] != program.stage_device[stage + 1]) {
       const LinkParams link = costs.link(program.stage_device[stage], program.stage_device[stage + 1]);
       const auto bytes = static_cast<double>(costs.message_bytes(stage, stage + 1));
       check(link.latency + (bytes > 0 ? bytes / link.bandwidth : 0.0),
-            "a message from stage " + std::to_string(stage) + " to " + std::to_string(stage + 1));
+            [&] { return "a message from stage " + std::to_string(stage) + " to " + std::to_string(stage + 1); });
     }
   }
 }
@@ -250,17 +253,18 @@ EngineOptions engine_options(const Scenario& scenario, std::string_view name, co
 }
 
 // The report of a finished run. `program` is the program replayed, or for a generated run only its
-// shape (stage placement, no action lists): what the summary reporters read.
+// shape (stage placement, no action lists): what the summary reporters read. A sweep point's report
+// goes without the scenario (`with_scenario` false), which no sweep output reads.
 Report make_report(const Scenario& scenario, std::string_view name, Program program, Result result,
-                   const CostModel& costs, const EngineOptions& options) {
+                   const CostModel& costs, const EngineOptions& options, bool with_scenario = true) {
   Report report;
   report.schedule = std::string(name);
   report.params = scenario.params;
   report.program = std::move(program);
   report.result = std::move(result);
-  report.scenario = scenario_to_json(scenario, name);
-  report.scenario["comm"] = comm_mode_name(options.comm);  // as resolved for this schedule
-  if (report.scenario.contains("overlap-p2p-comm")) {
+  if (with_scenario) report.scenario = scenario_to_json(scenario, name);
+  if (with_scenario) report.scenario["comm"] = comm_mode_name(options.comm);  // as resolved for this schedule
+  if (with_scenario && report.scenario.contains("overlap-p2p-comm")) {
     // What ran, so the scenario reads back as a config: true for asynchronous sends, false for
     // paired ones, null for blocking (which is neither).
     report.scenario["overlap-p2p-comm"] = options.comm == CommMode::kBlocking
@@ -295,7 +299,8 @@ Report make_report(const Scenario& scenario, std::string_view name, Program prog
 // A registry schedule replayed from its generators: nothing grows with m. Its programs are valid
 // by construction (tests/registry_test.cpp validates them over a grid of sizes), so they are not
 // validated again on every run.
-Report simulate_generated(const Scenario& scenario, std::string_view name, const ScheduleInfo& info, Engine& engine) {
+Report simulate_generated(const Scenario& scenario, std::string_view name, const ScheduleInfo& info, Engine& engine,
+                          bool with_scenario) {
   const ScheduleStreams streams = info.streams(scenario.params);
   const auto costs = make_cost_model(scenario, streams.stage_device);
   Program shape;
@@ -306,7 +311,7 @@ Report simulate_generated(const Scenario& scenario, std::string_view name, const
   const EngineOptions options = engine_options(scenario, name, *costs, false);
   SimulationOutcome outcome = engine.run(streams, *costs, options);
   if (outcome.deadlock) throw_deadlock(name, info.build(scenario.params), *outcome.deadlock);
-  return make_report(scenario, name, std::move(shape), std::move(*outcome.result), *costs, options);
+  return make_report(scenario, name, std::move(shape), std::move(*outcome.result), *costs, options, with_scenario);
 }
 
 }  // namespace
@@ -382,7 +387,7 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
   if (closed_forms && !stored) {
     if (std::optional<Report> report = closed_form_report(adjusted, schedule)) return std::move(*report);
   }
-  if (!stored) return simulate_generated(adjusted, schedule, *info, engine);
+  if (!stored) return simulate_generated(adjusted, schedule, *info, engine, /*with_scenario=*/!closed_forms);
   return simulate_program(adjusted, schedule, info->build(adjusted.params), record_timeline, engine, streamer);
 }
 

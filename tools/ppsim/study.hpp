@@ -68,7 +68,8 @@ Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bo
 
 // The figures of one schedule without a timeline, as a sweep point wants them: from the exact
 // closed forms where they apply (closed_form_point.hpp), else simulated as simulate_schedule does.
-// The result is the same to the last bit either way; only its phases, times and links are left out.
+// The result is the same to the last bit either way; only its phases, times and links are left out,
+// and the report's scenario (no sweep output reads it).
 Report summarize_schedule(const Scenario& scenario, std::string_view schedule, Engine& engine);
 
 // Validates and simulates a program built elsewhere (tests, and custom schedules later).
