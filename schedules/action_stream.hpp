@@ -4,6 +4,7 @@
 // materialised (collect_program) and replayed without storing its lists (Engine::run on
 // ScheduleStreams), from one definition, so memory does not grow with m.
 
+#include <algorithm>
 #include <coroutine>
 #include <cstddef>
 #include <utility>
@@ -97,10 +98,12 @@ class StreamReader {
  public:
   static constexpr std::size_t kChunk = 1024;
 
-  // The buffer is kept across streams: sweeps open thousands of small runs.
-  void open(ActionStream stream) {
+  // The buffer is kept across streams (sweeps open thousands of small runs) and sized to the list
+  // it reads, at most kChunk: a million devices of a few ops each need a few actions apiece.
+  void open(ActionStream stream, std::size_t expected_size) {
     stream_ = std::move(stream);
-    if (buffer_.size() < kChunk + 2) buffer_.resize(kChunk + 2);
+    chunk_ = std::max<std::size_t>(1, std::min(kChunk, expected_size));
+    if (buffer_.size() < chunk_ + 2) buffer_.resize(chunk_ + 2);
   }
   void close() { stream_ = ActionStream(); }
   // Moves [cur, end) (at most two actions: the engine refills at its last one) to the front and
@@ -108,7 +111,7 @@ class StreamReader {
   bool refill(const Action*& cur, const Action*& end) {
     const std::size_t kept = static_cast<std::size_t>(end - cur);
     for (std::size_t i = 0; i < kept; ++i) buffer_[i] = cur[i];
-    const std::size_t added = stream_.fill(buffer_.data() + kept, kChunk);
+    const std::size_t added = stream_.fill(buffer_.data() + kept, chunk_);
     cur = buffer_.data();
     end = cur + kept + added;
     return added > 0;
@@ -117,6 +120,7 @@ class StreamReader {
  private:
   ActionStream stream_;
   std::vector<Action> buffer_;
+  std::size_t chunk_ = kChunk;
 };
 
 }  // namespace ppsim

@@ -47,7 +47,9 @@ struct StreamFeed {
   std::vector<StreamReader>& readers;
   void open(int device, const Action*& cur, const Action*& end) const {
     StreamReader& reader = readers[static_cast<std::size_t>(device)];
-    reader.open(streams.device(streams.params, device));
+    // A device runs at most F, I and W of each of its v stages' micro-batches.
+    const std::size_t ops = 3 * static_cast<std::size_t>(streams.params.v) * static_cast<std::size_t>(streams.params.m);
+    reader.open(streams.device(streams.params, device), ops);
     cur = end = nullptr;
     reader.refill(cur, end);
   }

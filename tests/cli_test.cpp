@@ -169,6 +169,8 @@ TEST_CASE("bad input exits 2 with one line naming the flag, and prints nothing o
       {{"run", "-m", "-3"}, "ppsim: error: -m: must be a positive integer, got -3"},
       {{"run", "-m", "2.5"}, "ppsim: error: -m: must be a positive integer, got '2.5'"},
       {{"run", "-p", "99999999999"}, "ppsim: error: -p: is absurdly large"},
+      {{"run", "-s", "zbv", "-p", "600000", "-m", "1"},
+       "ppsim: error: -p: p=600000, v=2 places 1.2e+06 stages, above the limit of 1000000 per run"},
       {{"run", "-p", "100000", "-m", "100000"},
        "ppsim: error: -m: p=100000, v=1, m=100000 would simulate up to 3e+10 ops, above the limit of 1000000000 per "
        "run"},

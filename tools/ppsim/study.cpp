@@ -114,6 +114,13 @@ Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& inf
 
 void check_size(const Scenario& scenario, const OpLimit& limit) {
   const auto& params = scenario.params;
+  // Each stage and device costs about a KiB of state and output whatever m is.
+  const double stages = static_cast<double>(params.p) * params.v;
+  if (stages > static_cast<double>(kMaxStages)) {
+    throw InputError(scenario.source_of("p") + ": p=" + std::to_string(params.p) + ", v=" + std::to_string(params.v) +
+                     " places " + show(stages) + " stages, above the limit of " + std::to_string(kMaxStages) +
+                     " per run");
+  }
   // Every (stage, micro-batch) has at most three ops (F, I, W).
   const double ops = 3.0 * params.p * static_cast<double>(params.v) * params.m;
   if (ops > static_cast<double>(limit.ops)) {

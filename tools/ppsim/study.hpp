@@ -30,6 +30,10 @@ inline constexpr std::int64_t kMaxTimelineOps = 2'000'000;
 // event queue's state, ~25 bytes an op, and writes ~500 bytes an op to disk.
 inline constexpr std::int64_t kMaxStreamedTimelineOps = 10'000'000;
 
+// Stages (p·v) one simulation may have: each stage and device holds about a KiB of state and
+// output, so a million of them take about a GiB, whatever m is.
+inline constexpr std::int64_t kMaxStages = 1'000'000;
+
 struct OpLimit {
   std::int64_t ops;
   std::string_view why;  // the end of the refusal: what makes this run's limit lower
