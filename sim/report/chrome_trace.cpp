@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/report/format.hpp"
+#include "sim/report/spool_section.hpp"
 #include "sim/report/time_axis.hpp"
 
 namespace ppsim {
@@ -45,47 +46,11 @@ std::string op_args(const Span& span) {
   return args + "}";
 }
 
-// One section of a report's events (its ops, its messages, its memory counters), kept in an
-// anonymous temporary file so that a trace of millions of ops does not sit in memory; written in
-// blocks, and copied into the trace when the report ends.
-class Section {
- public:
-  Section() : file_(std::tmpfile(), &std::fclose) {
-    if (!file_) throw std::runtime_error("cannot create a temporary file for the trace");
-  }
-  // Every event after a report's metadata follows another, so it starts with the separator.
-  void event(const std::string& json) {
-    buffer_ += ",\n";
-    buffer_ += json;
-    if (buffer_.size() >= kBlock) flush();
-  }
-  void copy_to(std::ostream& out) {
-    flush();
-    std::rewind(file_.get());
-    std::vector<char> block(kBlock);
-    std::size_t got = 0;
-    while ((got = std::fread(block.data(), 1, block.size(), file_.get())) > 0) {
-      out.write(block.data(), static_cast<std::streamsize>(got));
-    }
-    if (std::ferror(file_.get())) throw std::runtime_error("cannot read the trace's temporary file");
-  }
-
- private:
-  static constexpr std::size_t kBlock = 1 << 20;
-  void flush() {
-    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_.get()) != buffer_.size()) {
-      throw std::runtime_error("cannot write the trace's temporary file (disk full?)");
-    }
-    buffer_.clear();
-  }
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
-  std::string buffer_;
-};
-
 }  // namespace
 
 double trace_microseconds_per_unit(const Report& report) { return times_in_seconds(report) ? 1e6 : 1; }
 
+// Every event of a run's sections follows its report's metadata, so each starts with the separator.
 // Each message becomes the link's busy time on the sender's link thread and a flow arrow from the
 // send to the op that receives it. The arrow's end is the receiving op, which the engine records
 // after the message (it starts once the message has arrived): a message waits in `pending_`, in
@@ -98,7 +63,7 @@ class ChromeTraceWriter::Run final : public TimelineSink {
       : writer_(writer), shape_(shape), base_pid_(base_pid), us_(shape.seconds ? 1e6 : 1) {}
 
   void on_span(const Span& span) override {
-    spans_.event("{\"name\":\"" + op_name(span) + "\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":" + pid(span.device) +
+    spans_.item("{\"name\":\"" + op_name(span) + "\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":" + pid(span.device) +
                  ",\"tid\":" + std::to_string(kComputeThread) + ",\"ts\":" + ts(span.start) +
                  ",\"dur\":" + ts(span.end - span.start) + ",\"args\":" + op_args(span) + "}");
     note(span, span.action);
@@ -142,7 +107,7 @@ class ChromeTraceWriter::Run final : public TimelineSink {
   }
 
   void on_memory(const MemorySample& sample) override {
-    memory_.event("{\"name\":\"memory\",\"ph\":\"C\",\"pid\":" + pid(sample.device) +
+    memory_.item("{\"name\":\"memory\",\"ph\":\"C\",\"pid\":" + pid(sample.device) +
                   ",\"tid\":" + std::to_string(kComputeThread) + ",\"ts\":" + ts(sample.time) +
                   ",\"args\":{\"bytes\":" + std::to_string(sample.bytes) +
                   ",\"stashed\":" + format_exact(sample.stashed) + "}}");
@@ -229,13 +194,13 @@ class ChromeTraceWriter::Run final : public TimelineSink {
   void flush_resolved() {
     while (!pending_.empty() && (pending_.front().resolved || !pending_.front().flows)) {
       const Pending& pending = pending_.front();
-      messages_.event(pending.send);
+      messages_.item(pending.send);
       if (pending.flows && pending.resolved) {
         const std::string id = std::to_string(writer_.next_flow_++);
-        messages_.event("{\"name\":\"" + pending.name + "\",\"cat\":\"message\",\"ph\":\"s\",\"id\":" + id +
+        messages_.item("{\"name\":\"" + pending.name + "\",\"cat\":\"message\",\"ph\":\"s\",\"id\":" + id +
                         ",\"pid\":" + pid(pending.src) + ",\"tid\":" + pending.source_tid +
                         ",\"ts\":" + ts(pending.source_time) + "}");
-        messages_.event("{\"name\":\"" + pending.name + "\",\"cat\":\"message\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" +
+        messages_.item("{\"name\":\"" + pending.name + "\",\"cat\":\"message\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" +
                         id + ",\"pid\":" + pid(pending.to_device) + ",\"tid\":" + std::to_string(kComputeThread) +
                         ",\"ts\":" + ts(pending.to_time) + "}");
       }
@@ -248,9 +213,9 @@ class ChromeTraceWriter::Run final : public TimelineSink {
   TimelineShape shape_;
   int base_pid_;
   double us_;
-  Section spans_;
-  Section messages_;
-  Section memory_;
+  SpoolSection spans_;
+  SpoolSection messages_;
+  SpoolSection memory_;
   std::unordered_map<std::int64_t, Kept> kept_;
   std::deque<Pending> pending_;
   std::int64_t first_pending_ = 0;                      // index of pending_.front() since the run began
