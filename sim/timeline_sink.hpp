@@ -27,12 +27,12 @@ struct TimelineShape {
 };
 
 // A writer of several runs' timelines, one after another: `begin` before each run gives the sink the
-// engine fills; `end` after it, with the run's figures.
+// engine fills; `end` after it, with the run's report (which it may give what it wrote).
 class TimelineStreamer {
  public:
   virtual ~TimelineStreamer() = default;
   virtual TimelineSink& begin(const TimelineShape& shape) = 0;
-  virtual void end(const Report& report) = 0;
+  virtual void end(Report& report) = 0;
 };
 
 }  // namespace ppsim

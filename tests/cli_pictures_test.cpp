@@ -140,10 +140,10 @@ TEST_CASE("ppsim without arguments still prints its tables where it cannot write
   CHECK(run.err.starts_with("ppsim: note: cannot write ppsim-report.html in this directory"));
 }
 
-// --trace alone streams the trace to disk as the engine runs; with --svg it comes from the stored
-// timeline. Both must write the same bytes, whatever the schedule does: links that queue, paired
-// sends, overlapped pairs, a V's turn on one device, several schedules, a transformer's seconds.
-TEST_CASE("a trace streamed as the engine runs has the bytes of one written from the stored timeline",
+// --trace, and --timeline --format json, stream to disk as the engine runs; with --svg they come
+// from the stored timeline. Both must write the same bytes, whatever the schedule does: links that
+// queue, paired sends, overlapped pairs, a V's turn on one device, several schedules, seconds.
+TEST_CASE("a trace and a JSON timeline streamed as the engine runs have the bytes of stored ones",
           "[cli][pictures]") {
   using Args = std::vector<std::string>;
   const Args args = GENERATE(Args{"run", "-s", "1f1b", "-p", "4", "-m", "8", "--latency", "0.25",
@@ -154,17 +154,22 @@ TEST_CASE("a trace streamed as the engine runs has the bytes of one written from
                              Args{"compare", "-s", "gpipe,interleaved-1f1b,zb-h2", "-p", "3", "-m", "6"},
                              Args{"run", "--model", "llama2-7b", "-s", "1f1b", "-p", "4", "-m", "8", "-d", "2"},
                              Args{"run", "--model", "zb-gpt-1.5b", "-s", "interleaved-1f1b", "-p", "2", "-m", "4"});
-  INFO(args[2] << " " << args[3]);
+  const bool json_timeline = GENERATE(false, true);
+  INFO(args[2] << " " << args[3] << (json_timeline ? " with --timeline --format json" : ""));
   const TempDir dir("cli-streamed-trace");
   Args streamed = args;
   streamed.insert(streamed.end(), {"--trace", dir.file("streamed.json")});
   Args stored = args;
   stored.insert(stored.end(), {"--trace", dir.file("stored.json"), "--svg", dir.file("stored.svg")});
+  if (json_timeline) {
+    for (Args* run : {&streamed, &stored}) run->insert(run->end(), {"--timeline", "--format", "json"});
+  }
   const CliRun a = cli(streamed);
   const CliRun b = cli(stored);
   REQUIRE(a.status == ppsim::kExitOk);
   REQUIRE(b.status == ppsim::kExitOk);
   CHECK(a.out == b.out);
+  if (json_timeline) CHECK(a.out.find("\"spans\": [") != std::string::npos);
   const std::string bytes = read(dir.file("streamed.json"));
   CHECK(bytes.size() > 1000);
   CHECK(bytes == read(dir.file("stored.json")));
@@ -183,9 +188,25 @@ TEST_CASE("a streamed trace may be five times larger than a stored timeline, and
   CHECK(streamed.status == ppsim::kExitBadInput);
   CHECK(streamed.err ==
         "ppsim: error: -m: p=4, v=1, m=900000 would simulate up to 1.08e+07 ops, above the limit of 10000000 per run "
-        "with a streamed trace (--trace)\n");
+        "with a streamed timeline (--trace, or --timeline --format json)\n");
   CHECK_FALSE(fs::exists(dir.file("t.json")));
   std::size_t files = 0;  // the refused run left no spool behind
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path)) ++files;
   CHECK(files == 0);
+}
+
+TEST_CASE("compare's JSON timelines streamed alone have the bytes of stored ones", "[cli][pictures]") {
+  const TempDir dir("cli-streamed-json");
+  const std::vector<std::string> args = {"compare", "-s", "gpipe,zbv", "-p", "3", "-m", "4", "--latency", "0.5",
+                                         "--timeline", "--format", "json"};
+  std::vector<std::string> stored = args;
+  stored.insert(stored.end(), {"--svg", dir.file("stored.svg")});
+  const CliRun a = cli(args);
+  const CliRun b = cli(stored);
+  REQUIRE(a.status == ppsim::kExitOk);
+  REQUIRE(b.status == ppsim::kExitOk);
+  CHECK(a.out == b.out);
+  const auto json = nlohmann::json::parse(a.out);
+  REQUIRE(json.size() == 2);
+  CHECK(json.at(1).at("timeline").at("spans").size() == 3 * 2 * 3 * 4);  // zbv: F, I, W of 2 stages
 }

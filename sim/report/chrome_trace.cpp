@@ -237,6 +237,8 @@ void ChromeTraceWriter::event(const std::string& json) {
   first_ = false;
 }
 
+void ChromeTraceWriter::end(Report& report) { end(static_cast<const Report&>(report)); }
+
 void ChromeTraceWriter::end(const Report& report) {
   const double us = trace_microseconds_per_unit(report);
   seconds_ = seconds_ || times_in_seconds(report);

@@ -27,7 +27,8 @@ class ChromeTraceWriter final : public TimelineStreamer {
   explicit ChromeTraceWriter(std::ostream& out);
   ~ChromeTraceWriter() override;
   TimelineSink& begin(const TimelineShape& shape) override;
-  void end(const Report& report) override;
+  void end(Report& report) override;
+  void end(const Report& report);
   void finish();
 
  private:

@@ -1,5 +1,6 @@
 #include "sim/report/json_reporter.hpp"
 
+#include "sim/report/streamed_timeline.hpp"
 #include "sim/report/training_report.hpp"
 
 #include <ostream>
@@ -51,37 +52,11 @@ Json link_json(const LinkFigures& link) {
 
 Json timeline_json(const Timeline& timeline) {
   Json spans = Json::array();
-  for (const Span& span : timeline.spans) {
-    Json object;
-    object["device"] = span.device;
-    // An overlapped F&B op is one span, named as torch names it: "(0F3;3B1)OVERLAP_F_B".
-    object["action"] = cell_text(span.action, span.action.fused_with_next ? &span.partner : nullptr);
-    object["start"] = span.start;
-    object["end"] = span.end;
-    spans.push_back(std::move(object));
-  }
+  for (const Span& span : timeline.spans) spans.push_back(span_to_json(span));
   Json messages = Json::array();
-  for (const MessageSpan& message : timeline.messages) {
-    Json object;
-    object["src"] = message.src;
-    object["dst"] = message.dst;
-    object["from"] = to_string(message.from);
-    object["enqueued"] = message.enqueued;
-    object["depart_start"] = message.depart_start;
-    object["depart_end"] = message.depart_end;
-    object["arrival"] = message.arrival;
-    object["bytes"] = message.bytes;
-    messages.push_back(std::move(object));
-  }
+  for (const MessageSpan& message : timeline.messages) messages.push_back(message_to_json(message));
   Json memory = Json::array();
-  for (const MemorySample& sample : timeline.memory) {
-    Json object;
-    object["device"] = sample.device;
-    object["time"] = sample.time;
-    object["bytes"] = sample.bytes;
-    object["stashed"] = sample.stashed;
-    memory.push_back(std::move(object));
-  }
+  for (const MemorySample& sample : timeline.memory) memory.push_back(memory_sample_to_json(sample));
   Json object;
   object["spans"] = std::move(spans);
   object["messages"] = std::move(messages);
@@ -89,7 +64,66 @@ Json timeline_json(const Timeline& timeline) {
   return object;
 }
 
+std::string dump(const Json& json) { return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+// `text`, a value nlohmann dumped at the top level, as it would print nested `indent` columns in.
+std::string indented(const std::string& text, std::size_t indent) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out.append(indent, ' ');
+  }
+  return out;
+}
+
+// One report object at `depth` (0 alone, 1 inside compare's array), its streamed timeline spliced
+// in as the last key where a stored one would be.
+void write_report(std::ostream& out, const Report& report, const ReportOptions& options, std::size_t depth) {
+  const std::string text = indented(dump(report_to_json(report, options)), 2 * depth);
+  if (!(options.timeline && report.streamed_timeline)) {
+    out << text;
+    return;
+  }
+  const std::size_t closing = text.rfind('\n');  // the line of the object's closing brace
+  out << text.substr(0, closing) << ",\n" << std::string(2 * depth + 2, ' ') << "\"timeline\": ";
+  report.streamed_timeline->write(out);
+  out << text.substr(closing);
+}
+
 }  // namespace
+
+nlohmann::ordered_json span_to_json(const Span& span) {
+  Json object;
+  object["device"] = span.device;
+  // An overlapped F&B op is one span, named as torch names it: "(0F3;3B1)OVERLAP_F_B".
+  object["action"] = cell_text(span.action, span.action.fused_with_next ? &span.partner : nullptr);
+  object["start"] = span.start;
+  object["end"] = span.end;
+  return object;
+}
+
+nlohmann::ordered_json message_to_json(const MessageSpan& message) {
+  Json object;
+  object["src"] = message.src;
+  object["dst"] = message.dst;
+  object["from"] = to_string(message.from);
+  object["enqueued"] = message.enqueued;
+  object["depart_start"] = message.depart_start;
+  object["depart_end"] = message.depart_end;
+  object["arrival"] = message.arrival;
+  object["bytes"] = message.bytes;
+  return object;
+}
+
+nlohmann::ordered_json memory_sample_to_json(const MemorySample& sample) {
+  Json object;
+  object["device"] = sample.device;
+  object["time"] = sample.time;
+  object["bytes"] = sample.bytes;
+  object["stashed"] = sample.stashed;
+  return object;
+}
 
 nlohmann::ordered_json report_to_json(const Report& report, const ReportOptions& options) {
   const Result& result = report.result;
@@ -120,16 +154,19 @@ nlohmann::ordered_json report_to_json(const Report& report, const ReportOptions&
 }
 
 void JsonReporter::write(std::ostream& out, std::span<const Report> reports, const ReportOptions& options) const {
-  Json document;
-  if (reports.size() == 1 && !options.side_by_side) {
-    document = report_to_json(reports.front(), options);
-  } else {
-    document = Json::array();
-    for (const Report& report : reports) document.push_back(report_to_json(report, options));
-  }
   // Names and paths come from the command line and may hold any bytes: invalid UTF-8 is written as
   // U+FFFD rather than thrown as an error after the simulation succeeded.
-  out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  if (reports.size() == 1 && !options.side_by_side) {
+    write_report(out, reports.front(), options, 0);
+  } else {
+    out << '[';
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      out << (i == 0 ? "\n  " : ",\n  ");
+      write_report(out, reports[i], options, 1);
+    }
+    out << (reports.empty() ? "]" : "\n]");
+  }
+  out << '\n';
 }
 
 }  // namespace ppsim

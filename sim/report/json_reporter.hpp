@@ -13,7 +13,13 @@ class JsonReporter final : public Reporter {
   void write(std::ostream& out, std::span<const Report> reports, const ReportOptions& options) const override;
 };
 
-// One report as the object JsonReporter prints; exposed for callers that embed it (sweeps).
+// One report as the object JsonReporter prints; exposed for callers that embed it (sweeps). A
+// streamed timeline is not in it: JsonReporter splices that in as it writes.
 nlohmann::ordered_json report_to_json(const Report& report, const ReportOptions& options);
+
+// The elements of a timeline's "spans", "messages" and "memory" arrays.
+nlohmann::ordered_json span_to_json(const Span& span);
+nlohmann::ordered_json message_to_json(const MessageSpan& message);
+nlohmann::ordered_json memory_sample_to_json(const MemorySample& sample);
 
 }  // namespace ppsim

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -12,11 +13,15 @@
 
 namespace ppsim {
 
+class StreamedTimeline;
+
 struct Report {
   std::string schedule;             // registry name, e.g. "1f1b"
   ScheduleParams params;            // p, m, v
   Program program;                  // the replayed program (the ASCII timeline labels come from it)
   Result result;                    // result.timeline is set when a timeline was asked for
+  // Or, for `--format json --timeline` streamed as the engine ran, its rendered JSON on disk.
+  std::shared_ptr<StreamedTimeline> streamed_timeline;
   nlohmann::ordered_json scenario;  // the resolved scenario, as written under "scenario" in JSON output
   // Device memory in bytes when the cost model knows the hardware (transformer model); pictures draw
   // it as a capacity line and tables say whether each device fits.

@@ -10,6 +10,7 @@
 #include "models/json/json_input_error.hpp"
 #include "schedules/registry.hpp"
 #include "sim/report/chrome_trace.hpp"
+#include "sim/report/streamed_timeline.hpp"
 #include "tools/ppsim/config.hpp"
 #include "tools/ppsim/errors.hpp"
 #include "tools/ppsim/formulas.hpp"
@@ -93,24 +94,40 @@ void add_picture_flags(CLI::App& command, PictureFiles& files) {
 // Pictures are written before stdout, so a file that cannot be written leaves stdout empty too.
 std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
                                   std::ostream& out) {
-  // A trace asked for alone is written as the engine runs, so its memory does not grow with the run;
-  // with the pictures or --timeline, every run's timeline is kept for them.
-  const bool stream_trace = !pictures.trace.empty() && pictures.svg.empty() && pictures.html.empty() &&
-                            !scenario.timeline;
+  // A trace, and a JSON timeline, are written as the engine runs, so their memory does not grow with
+  // the run; the pictures and the ASCII timeline need every run's timeline kept for them.
+  const bool json_timeline = scenario.timeline && scenario.format == OutputFormat::kJson;
+  const bool kept = !pictures.svg.empty() || !pictures.html.empty() || (scenario.timeline && !json_timeline);
+  const bool stream_trace = !pictures.trace.empty() && !kept;
+  const bool stream_json = json_timeline && !kept;
   std::optional<SpooledFile> trace;
   std::optional<ChromeTraceWriter> writer;
   if (stream_trace) {
     trace.emplace(pictures.trace, "--trace");
     writer.emplace(trace->stream());
   }
-  auto reports = simulate_all(scenario, scenario.timeline || (pictures.any() && !stream_trace),
-                              writer ? &*writer : nullptr);
-  std::ostringstream buffer;  // nothing reaches `out` unless every schedule simulated
+  // In compare's array a report object sits one level deeper.
+  JsonTimelineStreamer json((scenario.schedules.size() == 1 && !side_by_side) ? 0 : 1);
+  std::optional<TeeStreamer> both;
+  TimelineStreamer* streamer = nullptr;
+  if (stream_trace && stream_json) {
+    streamer = &both.emplace(*writer, json);
+  } else if (stream_trace) {
+    streamer = &*writer;
+  } else if (stream_json) {
+    streamer = &json;
+  }
+  auto reports = simulate_all(scenario, kept, streamer);
   ReportOptions options;
   options.timeline = scenario.timeline;
   options.side_by_side = side_by_side;
   options.timeline_width = timeline_width_for(out);
-  make_reporter(scenario.format)->write(buffer, reports, options);
+  // Nothing reaches `out` unless every schedule simulated and every file was written; a streamed
+  // timeline's report waits on disk.
+  std::ostringstream buffer;
+  std::optional<ScratchFile> scratch;
+  std::ostream& report_out = stream_json ? scratch.emplace().stream() : buffer;
+  make_reporter(scenario.format)->write(report_out, reports, options);
   if (stream_trace) {
     writer->finish();
     const OutputFile file{pictures.trace, "", "--trace", &*trace};
@@ -118,7 +135,11 @@ std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, c
   } else {
     write_pictures(scenario, reports, pictures);
   }
-  out << buffer.str();
+  if (scratch) {
+    scratch->copy_to(out);
+  } else {
+    out << buffer.str();
+  }
   return reports;
 }
 

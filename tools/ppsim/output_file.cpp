@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "schedules/excerpt.hpp"
@@ -157,6 +158,32 @@ SpooledFile::SpooledFile(std::string path, std::string flag) : path_(std::move(p
 SpooledFile::~SpooledFile() {
   close();
   if (!temporary_.empty()) std::remove(temporary_.c_str());
+}
+
+ScratchFile::ScratchFile() {
+  path_ = (std::filesystem::temp_directory_path() / "ppsim-scratch-XXXXXX").string();
+  const int fd = ::mkstemp(path_.data());
+  if (fd < 0) throw std::runtime_error("cannot create a temporary file: " + reason(errno));
+  ::close(fd);
+  stream_.open(path_, std::ios::binary | std::ios::trunc);
+  if (!stream_) throw std::runtime_error("cannot open a temporary file " + path_);
+}
+
+ScratchFile::~ScratchFile() {
+  if (stream_.is_open()) stream_.close();
+  std::remove(path_.c_str());
+}
+
+void ScratchFile::copy_to(std::ostream& out) {
+  stream_.close();
+  if (!stream_) throw std::runtime_error("cannot write a temporary file (disk full?)");
+  std::ifstream in(path_, std::ios::binary);
+  std::string block(1 << 20, '\0');
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    out.write(block.data(), in.gcount());
+  }
+  if (!in.eof()) throw std::runtime_error("cannot read a temporary file");
 }
 
 void write_files_atomically(std::span<const OutputFile> files) {

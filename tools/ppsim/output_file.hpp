@@ -40,6 +40,22 @@ class SpooledFile {
   std::ofstream stream_;
 };
 
+// Output that waits on disk to be printed, too large to wait in memory (a streamed JSON timeline):
+// a temporary in the system's temporary directory, written through stream(), copied out, removed.
+class ScratchFile {
+ public:
+  ScratchFile();
+  ~ScratchFile();
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  std::ostream& stream() { return stream_; }
+  void copy_to(std::ostream& out);  // throws std::runtime_error when the temporary fails
+
+ private:
+  std::string path_;
+  std::ofstream stream_;
+};
+
 struct OutputFile {
   std::string path;
   std::string text;

@@ -26,8 +26,9 @@ namespace ppsim {
 inline constexpr std::int64_t kMaxGeneratedOps = 1'000'000'000;
 inline constexpr std::int64_t kMaxOps = 50'000'000;
 inline constexpr std::int64_t kMaxTimelineOps = 2'000'000;
-// A trace streamed to disk as the engine runs (--trace alone) keeps the stored program and the
-// event queue's state, ~25 bytes an op, and writes ~500 bytes an op to disk.
+// A trace or JSON timeline streamed to disk as the engine runs (without --svg, --html or a table
+// --timeline) keeps the stored program and the event queue's state, ~25 bytes an op, and writes
+// ~500 bytes an op to disk for each.
 inline constexpr std::int64_t kMaxStreamedTimelineOps = 10'000'000;
 
 // Stages (p·v) one simulation may have: each stage and device holds about a KiB of state and
@@ -41,7 +42,8 @@ struct OpLimit {
 inline constexpr OpLimit kGeneratedLimit{kMaxGeneratedOps, ""};
 inline constexpr OpLimit kStoredProgramLimit{kMaxOps, "that stores its program (paired sends or an export)"};
 inline constexpr OpLimit kTimelineLimit{kMaxTimelineOps, "with a timeline (--timeline, --trace, --svg or --html)"};
-inline constexpr OpLimit kStreamedTimelineLimit{kMaxStreamedTimelineOps, "with a streamed trace (--trace)"};
+inline constexpr OpLimit kStreamedTimelineLimit{kMaxStreamedTimelineOps,
+                                                "with a streamed timeline (--trace, or --timeline --format json)"};
 
 // Checks what does not depend on a schedule: names exist and costs are consistent.
 void check_scenario(const Scenario& scenario);
