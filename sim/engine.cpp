@@ -340,19 +340,15 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
       break;
     case Op::kBackward:
     case Op::kBackwardInput:
-      if (action.op == Op::kBackward) {
-        memory.on_backward(stage.activation_bytes);
-      } else {
-        memory.on_input_grad(stage.activation_bytes, stage.weight_bytes);
-        done_[k] |= kInputGradDone;
-      }
+      memory.on_backward_end(action.op, stage.activation_bytes, stage.weight_bytes);
+      if (action.op == Op::kBackwardInput) done_[k] |= kInputGradDone;
       if (action.stage > 0) {
         output = &stage.backward;
         consumer_slot = &backward_input_[k - index(m_)];
       }
       break;
     case Op::kBackwardWeight:
-      memory.on_weight_grad(stage.weight_bytes);
+      memory.on_backward_end(action.op, stage.activation_bytes, stage.weight_bytes);
       break;
   }
   const int link = output != nullptr ? output->link : -1;
@@ -479,6 +475,12 @@ SimulationOutcome Engine::run(const Program& program, const CostModel& costs, co
   if (program.num_devices < 1 || program.actions.size() != index(program.num_devices) || program.stage_device.empty() ||
       program.num_microbatches < 1) {
     throw std::invalid_argument("Engine::run: the program's shape is invalid; run validate_program first");
+  }
+  for (const auto& list : program.actions) {
+    // An overlapped pair needs its second half (validate_program refuses the rest).
+    if (!list.empty() && list.back().fused_with_next) {
+      throw std::invalid_argument("Engine::run: a list ends in an overlapped pair's first half; run validate_program first");
+    }
   }
   if (uses_sweep(options)) return run_sweep(program, costs, options);
   prepare(program, costs, options);

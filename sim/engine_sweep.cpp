@@ -130,11 +130,7 @@ inline void Engine::complete_op(int device, const Action& action, const SweepSta
       break;
     case Op::kBackward:
     case Op::kBackwardInput:
-      if (action.op == Op::kBackward) {
-        memory.on_backward(stage.activation_bytes);
-      } else {
-        memory.on_input_grad(stage.activation_bytes, stage.weight_bytes);
-      }
+      memory.on_backward_end(action.op, stage.activation_bytes, stage.weight_bytes);
       if constexpr (kTrusted) {
         if (own != nullptr) own->microbatch = -1;  // its gradient is used
       } else if (action.op == Op::kBackward) {
@@ -146,7 +142,7 @@ inline void Engine::complete_op(int device, const Action& action, const SweepSta
       break;
     case Op::kBackwardWeight:
     default:
-      memory.on_weight_grad(stage.weight_bytes);
+      memory.on_backward_end(action.op, stage.activation_bytes, stage.weight_bytes);
       if constexpr (!kTrusted) own->microbatch = -1;
       return;
   }
@@ -385,8 +381,9 @@ SimulationOutcome Engine::sweep(Feed& feed) {
       ++step;
     }
     slot = find_slot(sweep_stages_[index_of(next->stage)], next->microbatch);
-    deadlock.devices.push_back(
-        describe_wait(d, step, *next, slot != nullptr && (slot->flags & kSweepForwardDone) != 0));
+    // A trusted program keeps no flags: its own forward has run, so a stuck B or I waits for its gradient.
+    const bool forward_done = Feed::kTrusted || (slot != nullptr && (slot->flags & kSweepForwardDone) != 0);
+    deadlock.devices.push_back(describe_wait(d, step, *next, forward_done));
   }
   if (!deadlock.devices.empty()) {
     outcome.deadlock = std::move(deadlock);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "schedules/action.hpp"
+
 namespace ppsim {
 
 class MemoryTracker {
@@ -35,6 +37,17 @@ class MemoryTracker {
   void on_weight_grad(std::int64_t weight_bytes) {
     activation_bytes_ -= weight_bytes;
     --weight_parts_;
+  }
+
+  // What a backward op frees when it ends, by its kind (B, I or W).
+  void on_backward_end(Op op, std::int64_t bytes, std::int64_t weight_bytes) {
+    if (op == Op::kBackward) {
+      on_backward(bytes);
+    } else if (op == Op::kBackwardInput) {
+      on_input_grad(bytes, weight_bytes);
+    } else if (op == Op::kBackwardWeight) {
+      on_weight_grad(weight_bytes);
+    }
   }
 
   std::int64_t static_bytes() const { return static_bytes_; }

@@ -86,3 +86,19 @@ TEST_CASE("The closed-form fast path declines what its forms do not cover exactl
   CHECK_FALSE(ppsim::closed_form_report(scenario_of("gpipe", 4, 1 << 14, 1, {0x1p40, 0x1p41, 0, 0}), "gpipe")
                   .has_value());
 }
+
+TEST_CASE("The closed-form fast path skips the points a simulation refuses, W longer than B", "[regression]") {
+  ppsim::Scenario heavy_weight = scenario_of("1f1b", 4, 8, 1, {1, 2, 0, 0});
+  heavy_weight.weight = {ppsim::Duration{3}};
+  CHECK_FALSE(ppsim::closed_form_report(heavy_weight, "1f1b").has_value());
+  ppsim::Engine engine;
+  CHECK_THROWS_AS(ppsim::summarize_schedule(heavy_weight, "1f1b", engine), ppsim::InputError);
+}
+
+TEST_CASE("The closed-form exactness bound covers looped BFS's longer makespan at m < p", "[regression]") {
+  // Looped BFS at m < p runs max(m, p)·v + min(m, p) - 1 ops end to end, more than m·v + p: here
+  // 128 ops of 2^25 + 2^26, past 2^53 units of 2^-20, which the engine's sums would round.
+  CHECK_FALSE(
+      ppsim::closed_form_report(scenario_of("looped-bfs", 64, 1, 2, {0x1p25, 0x1p26, 0, 0}), "looped-bfs").has_value());
+  CHECK(ppsim::closed_form_report(scenario_of("looped-bfs", 64, 1, 2, {1, 2, 0, 0}), "looped-bfs").has_value());
+}

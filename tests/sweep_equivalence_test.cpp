@@ -4,6 +4,7 @@
 // what its stored Program gives.
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -142,4 +143,17 @@ TEST_CASE("Forcing the in-order sweep where it cannot run is refused") {
   options.record_timeline = false;
   options.comm = CommMode::kPaired;
   CHECK_THROWS_AS(engine.run(program, costs, options), std::invalid_argument);
+}
+
+TEST_CASE("The engine refuses a list that ends in an overlapped pair's first half", "[regression]") {
+  // The event queue would read past the list for the pair's second half.
+  ppsim::Program program = ppsim::find_schedule("1f1b")->build({2, 2, 1});
+  program.actions[1].back() = {1, ppsim::Op::kForward, 1, /*fused=*/true};
+  const ppsim::UniformCostModel costs(ppsim::UniformCosts{});
+  ppsim::Engine engine;
+  for (const EngineAlgorithm algorithm : {EngineAlgorithm::kEventQueue, EngineAlgorithm::kSweep}) {
+    ppsim::EngineOptions options;
+    options.algorithm = algorithm;
+    CHECK_THROWS_AS(engine.run(program, costs, options), std::invalid_argument);
+  }
 }

@@ -128,6 +128,7 @@ std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, c
   std::optional<ScratchFile> scratch;
   std::ostream& report_out = stream_json ? scratch.emplace().stream() : buffer;
   make_reporter(scenario.format)->write(report_out, reports, options);
+  if (scratch) scratch->finish();
   if (stream_trace) {
     writer->finish();
     const OutputFile file{pictures.trace, "", "--trace", &*trace};

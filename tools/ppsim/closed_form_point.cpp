@@ -45,12 +45,18 @@ std::optional<Report> closed_form_report(const Scenario& scenario, std::string_v
   const ClosedForm* messages_form = holding(schedule, Figure::kMessages, *in);
   if (makespan_form == nullptr || peak_form == nullptr || messages_form == nullptr) return std::nullopt;
 
+  // What a simulation would refuse (make_cost_model: W <= B), the fast path declines, so that it
+  // skips the same points.
+  if (!(in->weight >= 0 && in->weight <= in->backward)) return std::nullopt;
+
   const int p = scenario.params.p;
   const double ops_per_device = static_cast<double>(scenario.params.m) * scenario.params.v;
-  const double bound = (ops_per_device + p) * (in->forward + in->backward);
-  if (!exact_unit(in->forward) || !exact_unit(in->backward) || std::ldexp(bound, kUnitExponent) >= 0x1p53) {
-    return std::nullopt;
-  }
+  if (!exact_unit(in->forward) || !exact_unit(in->backward)) return std::nullopt;
+  // Every time the engine adds up is at most the makespan (a device's start, end or busy time) or a
+  // device's busy time; the bound adds one op for the sum in progress.
+  const double makespan = makespan_form->value(*in, 0);
+  const double bound = std::max(makespan, ops_per_device * (in->forward + in->backward)) + in->forward + in->backward;
+  if (!(std::ldexp(bound, kUnitExponent) < 0x1p53)) return std::nullopt;
 
   Report report;
   report.schedule = std::string(schedule);
@@ -59,7 +65,7 @@ std::optional<Report> closed_form_report(const Scenario& scenario, std::string_v
   result.p = p;
   result.m = scenario.params.m;
   result.stages = p * scenario.params.v;
-  result.makespan = makespan_form->value(*in, 0);
+  result.makespan = makespan;
   result.messages = static_cast<std::int64_t>(messages_form->value(*in, 0));
   // Every device runs m·v forwards and m·v backwards of one chunk each.
   const double busy = ops_per_device * in->forward + ops_per_device * in->backward;

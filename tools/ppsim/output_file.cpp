@@ -166,7 +166,15 @@ ScratchFile::ScratchFile() {
   if (fd < 0) throw std::runtime_error("cannot create a temporary file: " + reason(errno));
   ::close(fd);
   stream_.open(path_, std::ios::binary | std::ios::trunc);
-  if (!stream_) throw std::runtime_error("cannot open a temporary file " + path_);
+  if (!stream_) {
+    std::remove(path_.c_str());
+    throw std::runtime_error("cannot open a temporary file " + path_);
+  }
+}
+
+void ScratchFile::finish() {
+  if (stream_.is_open()) stream_.close();
+  if (!stream_) throw std::runtime_error("cannot write a temporary file (disk full?)");
 }
 
 ScratchFile::~ScratchFile() {
@@ -175,8 +183,7 @@ ScratchFile::~ScratchFile() {
 }
 
 void ScratchFile::copy_to(std::ostream& out) {
-  stream_.close();
-  if (!stream_) throw std::runtime_error("cannot write a temporary file (disk full?)");
+  finish();
   std::ifstream in(path_, std::ios::binary);
   std::string block(1 << 20, '\0');
   while (in) {

@@ -49,7 +49,10 @@ class ScratchFile {
   ScratchFile(const ScratchFile&) = delete;
   ScratchFile& operator=(const ScratchFile&) = delete;
   std::ostream& stream() { return stream_; }
-  void copy_to(std::ostream& out);  // throws std::runtime_error when the temporary fails
+  // Ends the writing; throws std::runtime_error when a write failed. Called before anything else
+  // is committed, so a failed report leaves no file either.
+  void finish();
+  void copy_to(std::ostream& out);  // finishes first; throws std::runtime_error when the temporary fails
 
  private:
   std::string path_;

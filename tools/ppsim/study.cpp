@@ -317,7 +317,15 @@ Report simulate_generated(const Scenario& scenario, std::string_view name, const
   check_costs(scenario, *costs, shape);
   const EngineOptions options = engine_options(scenario, name, *costs, false);
   SimulationOutcome outcome = engine.run(streams, *costs, options);
-  if (outcome.deadlock) throw_deadlock(name, info.build(scenario.params), *outcome.deadlock);
+  if (outcome.deadlock) {
+    // A registry schedule that cannot finish is a bug in it; its grid needs the stored program,
+    // which is built only where one may be.
+    Program grid_program = shape;
+    if (3.0 * scenario.params.p * scenario.params.v * scenario.params.m <= static_cast<double>(kMaxOps)) {
+      grid_program = info.build(scenario.params);
+    }
+    throw_deadlock(name, grid_program, *outcome.deadlock);
+  }
   return make_report(scenario, name, std::move(shape), std::move(*outcome.result), *costs, options, with_scenario);
 }
 
