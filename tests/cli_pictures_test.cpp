@@ -1,6 +1,7 @@
 // The picture options of the command line, driven in-process: --svg, --html and --trace write
 // their files atomically, leave stdout as it was, and name the flag when a file cannot be written.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -209,4 +210,19 @@ TEST_CASE("compare's JSON timelines streamed alone have the bytes of stored ones
   const auto json = nlohmann::json::parse(a.out);
   REQUIRE(json.size() == 2);
   CHECK(json.at(1).at("timeline").at("spans").size() == 3 * 2 * 3 * 4);  // zbv: F, I, W of 2 stages
+}
+
+TEST_CASE("a TMPDIR that does not exist does not stop a streamed JSON timeline", "[cli][pictures][regression]") {
+  const char* saved = std::getenv("TMPDIR");
+  const std::string previous = saved != nullptr ? saved : "";
+  ::setenv("TMPDIR", "/nonexistent/ppsim-test", 1);
+  const CliRun run = cli({"run", "-p", "2", "-m", "2", "--timeline", "--format", "json"});
+  if (saved != nullptr) {
+    ::setenv("TMPDIR", previous.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  CHECK(run.status == ppsim::kExitOk);
+  CHECK(run.err.empty());
+  CHECK(nlohmann::json::parse(run.out).at("timeline").at("spans").size() == 8);
 }

@@ -92,6 +92,14 @@ int make_temporary(const std::string& target, std::string& path) {
   return ::mkstemp(path.data());
 }
 
+// The system's temporary directory: $TMPDIR when it names one, else /tmp (as std::tmpfile uses),
+// so that a TMPDIR that does not exist is not a failure of its own.
+std::filesystem::path temporary_directory() {
+  std::error_code error;
+  std::filesystem::path directory = std::filesystem::temp_directory_path(error);
+  return error ? std::filesystem::path("/tmp") : directory;
+}
+
 // Copies a spooled file's contents to `fd`.
 bool copy_spool(const std::string& spool, int fd) {
   std::ifstream in(spool, std::ios::binary);
@@ -144,7 +152,7 @@ SpooledFile::SpooledFile(std::string path, std::string flag) : path_(std::move(p
   const Plan plan = plan_for(file);
   // A FIFO or a device is written in place at the end; its contents wait in the temporary directory.
   const std::string beside =
-      plan.in_place ? (std::filesystem::temp_directory_path() / "ppsim-spool").string() : plan.target;
+      plan.in_place ? (temporary_directory() / "ppsim-spool").string() : plan.target;
   const int fd = make_temporary(beside, temporary_);
   if (fd < 0) refuse(file, reason(errno));
   ::close(fd);
@@ -161,9 +169,9 @@ SpooledFile::~SpooledFile() {
 }
 
 ScratchFile::ScratchFile() {
-  path_ = (std::filesystem::temp_directory_path() / "ppsim-scratch-XXXXXX").string();
+  path_ = (temporary_directory() / "ppsim-scratch-XXXXXX").string();
   const int fd = ::mkstemp(path_.data());
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file: " + reason(errno));
+  if (fd < 0) throw std::runtime_error("cannot create a temporary file in " + path_ + ": " + reason(errno));
   ::close(fd);
   stream_.open(path_, std::ios::binary | std::ios::trunc);
   if (!stream_) {
