@@ -89,6 +89,7 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
     info.activation_bytes = costs.activation_bytes(s);
     info.weight_bytes = costs.weight_stash_bytes(s);
     info.device = stage_device[index(s)];
+    info.last = s + 1 == stages;
     if (s + 1 < stages) info.forward.consumer = stage_device[index(s + 1)];
     if (s > 0) info.backward.consumer = stage_device[index(s - 1)];
   }

@@ -72,6 +72,12 @@ class Engine {
     double send_time = 0;
   };
   // What the event loop needs about one stage, read from the cost model once per run.
+  // The in-order sweep's state of one (stage, micro-batch) in flight (see below).
+  struct Slot {
+    double input = 0;
+    std::int32_t microbatch = -1;  // -1: free
+    std::uint8_t flags = 0;
+  };
   struct StageInfo {
     std::array<double, kNumOps> time{};
     std::int64_t activation_bytes = 0;
@@ -79,6 +85,10 @@ class Engine {
     int device = 0;
     StageOutput forward;   // its activation, to stage + 1
     StageOutput backward;  // its gradient, to stage - 1
+    bool last = false;     // the last stage, whose backward needs no gradient
+    // The in-order sweep's ring of this stage's slots (ring_storage_, cached) and its size - 1.
+    Slot* slots = nullptr;
+    std::size_t mask = 0;
   };
 
   // Per device: its position, when its stream is next free, and the few positions whose times
@@ -141,22 +151,6 @@ class Engine {
   // stage that holds only the micro-batches in flight there: the input that has arrived (the
   // activation for F, then the gradient for B or I: the second can only arrive after F has run)
   // and the flags of the ops done.
-  struct Slot {
-    double input = 0;
-    std::int32_t microbatch = -1;  // -1: free
-    std::uint8_t flags = 0;
-  };
-  // What the sweep reads of a stage per op, in one place: its costs, where its outputs go, its ring.
-  struct SweepStage {
-    std::array<double, kNumOps> time{};
-    std::int64_t activation_bytes = 0;
-    std::int64_t weight_bytes = 0;
-    StageOutput forward;
-    StageOutput backward;
-    Slot* slots = nullptr;  // ring_storage_[stage], cached
-    std::size_t mask = 0;   // its size - 1 (a power of two)
-    bool last = false;  // the last stage, whose backward needs no gradient
-  };
   // Per device: its window of actions, position and stream, and what the summary needs, noted as
   // the ops run instead of in a pass over the list beforehand.
   struct SweepDevice {
@@ -193,19 +187,19 @@ class Engine {
   // streams), so an op's own earlier ops need no flags: a device runs its list in order, and a valid
   // list has F before B or I, and I before W. Slots then live only while a message is in flight.
   template <bool kTrusted>
-  [[gnu::always_inline]] inline double input_ready(const Action& action, const SweepStage& stage, Slot*& own);
+  [[gnu::always_inline]] inline double input_ready(const Action& action, const StageInfo& stage, Slot*& own);
   // Applies a finished op: flags, memory, its message, the consumer woken; raises `released` to
   // when the message has left the link.
   template <bool kTrusted>
-  [[gnu::always_inline]] inline void complete_op(int device, const Action& action, const SweepStage& stage,
+  [[gnu::always_inline]] inline void complete_op(int device, const Action& action, const StageInfo& stage,
                                                  Slot* own, double end, double& released);
   void finish_device(int device);
-  static Slot* find_slot(const SweepStage& stage, int microbatch) {
+  static Slot* find_slot(const StageInfo& stage, int microbatch) {
     Slot& slot = stage.slots[static_cast<std::size_t>(microbatch) & stage.mask];
     return slot.microbatch == microbatch ? &slot : nullptr;
   }
   Slot& obtain_slot(int stage_index, int microbatch) {
-    SweepStage& stage = sweep_stages_[index_of(stage_index)];
+    StageInfo& stage = stages_[index_of(stage_index)];
     Slot& slot = stage.slots[static_cast<std::size_t>(microbatch) & stage.mask];
     if (slot.microbatch == microbatch) [[likely]] return slot;
     if (slot.microbatch < 0) {
@@ -263,7 +257,6 @@ class Engine {
   std::vector<double> waiting_since_;  // indexed by slot for forward inputs, slots + slot for backward
   EventQueue events_;
   Timeline timeline_;
-  std::vector<SweepStage> sweep_stages_;
   std::vector<std::vector<Slot>> ring_storage_;  // per stage
   std::vector<SweepDevice> sweep_devices_;
   std::vector<int> woken_;  // FIFO ring of devices to visit, each at most once; a power of two long

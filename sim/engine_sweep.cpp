@@ -66,7 +66,7 @@ Engine::Slot& Engine::grow_and_obtain(int stage_index, int microbatch) {
   // modulo the old one too, so rehashing into twice the size never collides.
   std::vector<Slot> old = std::move(slots);
   slots.assign(2 * old.size(), Slot{});
-  SweepStage& stage = sweep_stages_[index_of(stage_index)];
+  StageInfo& stage = stages_[index_of(stage_index)];
   stage.slots = slots.data();
   stage.mask = slots.size() - 1;
   for (const Slot& slot : old) {
@@ -76,7 +76,7 @@ Engine::Slot& Engine::grow_and_obtain(int stage_index, int microbatch) {
 }
 
 template <bool kTrusted>
-inline double Engine::input_ready(const Action& action, const SweepStage& stage, Slot*& own) {
+inline double Engine::input_ready(const Action& action, const StageInfo& stage, Slot*& own) {
   // F's slot holds its activation's arrival (stage 0 reads the batch); after F, the slot holds
   // the gradient's arrival (0 on the last stage, which owns the loss), so B and I read the same.
   switch (action.op) {
@@ -113,7 +113,7 @@ inline double Engine::input_ready(const Action& action, const SweepStage& stage,
 }
 
 template <bool kTrusted>
-inline void Engine::complete_op(int device, const Action& action, const SweepStage& stage, Slot* own, double end,
+inline void Engine::complete_op(int device, const Action& action, const StageInfo& stage, Slot* own, double end,
                                 double& released) {
   MemoryTracker& memory = memory_[index_of(device)];
   const bool forward = action.op == Op::kForward;
@@ -209,7 +209,7 @@ void Engine::advance(Feed& feed, int device) {
       if (!run_pair(feed, device)) return;
       continue;
     }
-    const SweepStage& stage = sweep_stages_[index_of(action.stage)];
+    const StageInfo& stage = stages_[index_of(action.stage)];
     Slot* own;
     const double ready = input_ready<Feed::kTrusted>(action, stage, own);
     if (ready == kUnknownTime) {
@@ -240,7 +240,7 @@ bool Engine::run_pair(Feed& feed, int device) {
   // An overlapped pair starts when both halves could, and runs as one op.
   if (state.cur + 1 == state.end) feed.refill(device, state.cur, state.end);
   const Action first = state.cur[0];
-  const SweepStage& first_stage = sweep_stages_[index_of(first.stage)];
+  const StageInfo& first_stage = stages_[index_of(first.stage)];
   Slot* first_slot;
   double ready = input_ready<Feed::kTrusted>(first, first_stage, first_slot);
   if (ready == kUnknownTime) {
@@ -259,7 +259,7 @@ bool Engine::run_pair(Feed& feed, int device) {
     return true;
   }
   const Action second = state.cur[1];
-  const SweepStage& second_stage = sweep_stages_[index_of(second.stage)];
+  const StageInfo& second_stage = stages_[index_of(second.stage)];
   Slot* second_slot;
   const double second_ready = input_ready<Feed::kTrusted>(second, second_stage, second_slot);
   if (second_ready == kUnknownTime) {
@@ -333,19 +333,10 @@ SimulationOutcome Engine::sweep(Feed& feed) {
   const int p = static_cast<int>(figures_.size());
   const std::size_t capacity = ring_capacity(m_);
   ring_storage_.resize(stages_.size());
-  sweep_stages_.assign(stages_.size(), SweepStage{});
   for (std::size_t s = 0; s < stages_.size(); ++s) {
-    const StageInfo& info = stages_[s];
-    SweepStage& stage = sweep_stages_[s];
-    stage.time = info.time;
-    stage.activation_bytes = info.activation_bytes;
-    stage.weight_bytes = info.weight_bytes;
-    stage.forward = info.forward;
-    stage.backward = info.backward;
-    stage.last = s + 1 == stages_.size();
     ring_storage_[s].assign(capacity, Slot{});
-    stage.slots = ring_storage_[s].data();
-    stage.mask = capacity - 1;
+    stages_[s].slots = ring_storage_[s].data();
+    stages_[s].mask = capacity - 1;
   }
   first_forward_seen_.assign(options_.record_stage_times ? stages_.size() : 0, 0);
   sweep_devices_.assign(index_of(p), SweepDevice{});
@@ -376,11 +367,11 @@ SimulationOutcome Engine::sweep(Feed& feed) {
     // Of an overlapped pair, name the half that is still waiting.
     Slot* slot = nullptr;
     if (next->fused_with_next && next + 1 < state.end &&
-        input_ready<Feed::kTrusted>(*next, sweep_stages_[index_of(next->stage)], slot) != kUnknownTime) {
+        input_ready<Feed::kTrusted>(*next, stages_[index_of(next->stage)], slot) != kUnknownTime) {
       ++next;
       ++step;
     }
-    slot = find_slot(sweep_stages_[index_of(next->stage)], next->microbatch);
+    slot = find_slot(stages_[index_of(next->stage)], next->microbatch);
     // A trusted program keeps no flags: its own forward has run, so a stuck B or I waits for its gradient.
     const bool forward_done = Feed::kTrusted || (slot != nullptr && (slot->flags & kSweepForwardDone) != 0);
     deadlock.devices.push_back(describe_wait(d, step, *next, forward_done));

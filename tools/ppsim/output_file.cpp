@@ -100,16 +100,23 @@ std::filesystem::path temporary_directory() {
   return error ? std::filesystem::path("/tmp") : directory;
 }
 
-// Copies a spooled file's contents to `fd`.
-bool copy_spool(const std::string& spool, int fd) {
-  std::ifstream in(spool, std::ios::binary);
+// Reads the file at `path` in blocks into `sink(data, size)`, which returns false to stop; true
+// when the whole file was read and taken.
+template <typename Sink>
+bool read_blocks(const std::string& path, Sink sink) {
+  std::ifstream in(path, std::ios::binary);
   std::string block(1 << 20, '\0');
   while (in) {
     in.read(block.data(), static_cast<std::streamsize>(block.size()));
     const auto got = static_cast<std::size_t>(in.gcount());
-    if (got > 0 && !write_all(fd, block.substr(0, got))) return false;
+    if (got > 0 && !sink(block.data(), got)) return false;
   }
   return in.eof();
+}
+
+// Copies a spooled file's contents to `fd`.
+bool copy_spool(const std::string& spool, int fd) {
+  return read_blocks(spool, [&](const char* data, std::size_t size) { return write_all(fd, std::string(data, size)); });
 }
 
 // A unique temporary in the target's directory (so that rename is atomic), holding the text; a
@@ -192,13 +199,11 @@ ScratchFile::~ScratchFile() {
 
 void ScratchFile::copy_to(std::ostream& out) {
   finish();
-  std::ifstream in(path_, std::ios::binary);
-  std::string block(1 << 20, '\0');
-  while (in) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
-    out.write(block.data(), in.gcount());
-  }
-  if (!in.eof()) throw std::runtime_error("cannot read a temporary file");
+  const bool read = read_blocks(path_, [&](const char* data, std::size_t size) {
+    out.write(data, static_cast<std::streamsize>(size));
+    return true;
+  });
+  if (!read) throw std::runtime_error("cannot read a temporary file");
 }
 
 void write_files_atomically(std::span<const OutputFile> files) {
