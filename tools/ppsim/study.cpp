@@ -112,6 +112,13 @@ Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& inf
   return adjusted;
 }
 
+namespace {
+
+// Every (stage, micro-batch) has at most three ops (F, I, W).
+double op_bound(const ScheduleParams& params) { return 3.0 * params.p * static_cast<double>(params.v) * params.m; }
+
+}  // namespace
+
 void check_size(const Scenario& scenario, const OpLimit& limit) {
   const auto& params = scenario.params;
   // Each stage and device costs about a KiB of state and output whatever m is.
@@ -121,8 +128,7 @@ void check_size(const Scenario& scenario, const OpLimit& limit) {
                      " places " + show(stages) + " stages, above the limit of " + std::to_string(kMaxStages) +
                      " per run");
   }
-  // Every (stage, micro-batch) has at most three ops (F, I, W).
-  const double ops = 3.0 * params.p * static_cast<double>(params.v) * params.m;
+  const double ops = op_bound(params);
   if (ops > static_cast<double>(limit.ops)) {
     throw InputError(scenario.source_of("m") + ": p=" + std::to_string(params.p) + ", v=" + std::to_string(params.v) +
                      ", m=" + std::to_string(params.m) + " would simulate up to " + show(ops) +
@@ -269,14 +275,16 @@ Report make_report(const Scenario& scenario, std::string_view name, Program prog
   report.params = scenario.params;
   report.program = std::move(program);
   report.result = std::move(result);
-  if (with_scenario) report.scenario = scenario_to_json(scenario, name);
-  if (with_scenario) report.scenario["comm"] = comm_mode_name(options.comm);  // as resolved for this schedule
-  if (with_scenario && report.scenario.contains("overlap-p2p-comm")) {
-    // What ran, so the scenario reads back as a config: true for asynchronous sends, false for
-    // paired ones, null for blocking (which is neither).
-    report.scenario["overlap-p2p-comm"] = options.comm == CommMode::kBlocking
-                                              ? nlohmann::ordered_json(nullptr)
-                                              : nlohmann::ordered_json(options.comm == CommMode::kOverlap);
+  if (with_scenario) {
+    report.scenario = scenario_to_json(scenario, name);
+    report.scenario["comm"] = comm_mode_name(options.comm);  // as resolved for this schedule
+    if (report.scenario.contains("overlap-p2p-comm")) {
+      // What ran, so the scenario reads back as a config: true for asynchronous sends, false for
+      // paired ones, null for blocking (which is neither).
+      report.scenario["overlap-p2p-comm"] = options.comm == CommMode::kBlocking
+                                                ? nlohmann::ordered_json(nullptr)
+                                                : nlohmann::ordered_json(options.comm == CommMode::kOverlap);
+    }
   }
   if (const auto* transformer = dynamic_cast<const TransformerCostModel*>(&costs)) {
     std::vector<double> device_end;
@@ -321,7 +329,7 @@ Report simulate_generated(const Scenario& scenario, std::string_view name, const
     // A registry schedule that cannot finish is a bug in it; its grid needs the stored program,
     // which is built only where one may be.
     Program grid_program = shape;
-    if (3.0 * scenario.params.p * scenario.params.v * scenario.params.m <= static_cast<double>(kMaxOps)) {
+    if (op_bound(scenario.params) <= static_cast<double>(kMaxOps)) {
       grid_program = info.build(scenario.params);
     }
     throw_deadlock(name, grid_program, *outcome.deadlock);
