@@ -24,6 +24,7 @@ struct TimelineShape {
   std::vector<int> stage_device;
   int microbatches = 0;
   bool seconds = false;  // times are seconds (a transformer study), not abstract units
+  int num_devices = 0;
 };
 
 // A writer of several runs' timelines, one after another: `begin` before each run gives the sink the

@@ -174,9 +174,9 @@ TEST_CASE("bad input exits 2 with one line naming the flag, and prints nothing o
       {{"run", "-p", "100000", "-m", "100000"},
        "ppsim: error: -m: p=100000, v=1, m=100000 would simulate up to 3e+10 ops, above the limit of 1000000000 per "
        "run"},
-      {{"run", "-p", "4", "-m", "200000", "--timeline"},
-       "ppsim: error: -m: p=4, v=1, m=200000 would simulate up to 2.4e+06 ops, above the limit of 2000000 per run with "
-       "a timeline (--timeline, --trace, --svg or --html)"},
+      {{"run", "-p", "4", "-m", "900000", "--timeline"},
+       "ppsim: error: -m: p=4, v=1, m=900000 would simulate up to 1.08e+07 ops, above the limit of 10000000 per run "
+       "with a timeline (--timeline, --trace, --svg or --html)"},
       {{"export", "-s", "1f1b", "-p", "4", "-m", "5000000"},
        "ppsim: error: -m: p=4, v=1, m=5000000 would simulate up to 6e+07 ops, above the limit of 50000000 per run that "
        "stores its program (paired sends or an export)"},

@@ -5,17 +5,10 @@
 #include <cstddef>
 #include <string>
 
+#include "sim/report/ascii_timeline_digest.hpp"
 #include "sim/report/report.hpp"
 
 namespace ppsim {
-
-// How time maps onto columns.
-struct TimelineGrid {
-  double origin = 0;        // time at the left edge of column 0 (the first op start)
-  double slot = 0;          // time one column stands for
-  std::size_t columns = 0;  // 0 when there is nothing to draw
-  bool exact = false;       // every op start and end falls on a column edge
-};
 
 // The largest slot such that every op boundary is a whole number of slots, when that needs at
 // most `max_columns` columns; otherwise makespan / max_columns, and cells show the op covering
@@ -23,7 +16,8 @@ struct TimelineGrid {
 TimelineGrid choose_timeline_grid(const Timeline& timeline, std::size_t max_columns);
 
 // The picture, ending in a newline. Cells read `F3`, `B1`, or `0F3` when a device holds several
-// stages; `.` is idle. Without a recorded timeline it says so in one line.
+// stages; `.` is idle. A report whose timeline was streamed into a digest prints the digest's grid
+// (chosen for the same width before the run). Without a recorded timeline it says so in one line.
 std::string render_ascii_timeline(const Report& report, std::size_t max_columns = 120);
 
 // The most columns that keep a row within `characters` (at least 16), given the widest label

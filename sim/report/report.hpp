@@ -14,6 +14,8 @@
 namespace ppsim {
 
 class StreamedTimeline;
+class FigureDigest;
+class AsciiTimelineDigest;
 
 struct Report {
   std::string schedule;             // registry name, e.g. "1f1b"
@@ -22,6 +24,10 @@ struct Report {
   Result result;                    // result.timeline is set when a timeline was asked for
   // Or, for `--format json --timeline` streamed as the engine ran, its rendered JSON on disk.
   std::shared_ptr<StreamedTimeline> streamed_timeline;
+  // Or, for pictures of a run too large to keep (above 2,000,000 ops), what they draw, taken as the
+  // engine ran: the SVG figure's (for --svg and --html) and the ASCII timeline's (a table's --timeline).
+  std::shared_ptr<const FigureDigest> figure_digest;
+  std::shared_ptr<const AsciiTimelineDigest> ascii_timeline;
   nlohmann::ordered_json scenario;  // the resolved scenario, as written under "scenario" in JSON output
   // Device memory in bytes when the cost model knows the hardware (transformer model); pictures draw
   // it as a capacity line and tables say whether each device fits.

@@ -65,14 +65,13 @@ TimelineSink& JsonTimelineStreamer::begin(const TimelineShape&) {
 void JsonTimelineStreamer::end(Report& report) { report.streamed_timeline = std::move(current_); }
 
 TimelineSink& TeeStreamer::begin(const TimelineShape& shape) {
-  tee_.a = &first_.begin(shape);
-  tee_.b = &second_.begin(shape);
+  tee_.sinks.clear();
+  for (TimelineStreamer* streamer : streamers_) tee_.sinks.push_back(&streamer->begin(shape));
   return tee_;
 }
 
 void TeeStreamer::end(Report& report) {
-  first_.end(report);
-  second_.end(report);
+  for (TimelineStreamer* streamer : streamers_) streamer->end(report);
 }
 
 }  // namespace ppsim

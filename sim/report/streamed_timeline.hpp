@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <iosfwd>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "sim/report/spool_section.hpp"
 #include "sim/timeline_sink.hpp"
@@ -42,24 +44,29 @@ class JsonTimelineStreamer final : public TimelineStreamer {
   std::shared_ptr<StreamedTimeline> current_;
 };
 
-// Passes each run's records to two streamers (a streamed trace beside a streamed JSON timeline).
+// Passes each run's records to several streamers (a streamed trace beside a streamed JSON timeline
+// and the pictures' digests), in the order given.
 class TeeStreamer final : public TimelineStreamer {
  public:
-  TeeStreamer(TimelineStreamer& first, TimelineStreamer& second) : first_(first), second_(second) {}
+  explicit TeeStreamer(std::vector<TimelineStreamer*> streamers) : streamers_(std::move(streamers)) {}
   TimelineSink& begin(const TimelineShape& shape) override;
   void end(Report& report) override;
 
  private:
   class Tee final : public TimelineSink {
    public:
-    TimelineSink* a = nullptr;
-    TimelineSink* b = nullptr;
-    void on_span(const Span& span) override { a->on_span(span), b->on_span(span); }
-    void on_message(const MessageSpan& message) override { a->on_message(message), b->on_message(message); }
-    void on_memory(const MemorySample& sample) override { a->on_memory(sample), b->on_memory(sample); }
+    std::vector<TimelineSink*> sinks;
+    void on_span(const Span& span) override {
+      for (TimelineSink* sink : sinks) sink->on_span(span);
+    }
+    void on_message(const MessageSpan& message) override {
+      for (TimelineSink* sink : sinks) sink->on_message(message);
+    }
+    void on_memory(const MemorySample& sample) override {
+      for (TimelineSink* sink : sinks) sink->on_memory(sample);
+    }
   };
-  TimelineStreamer& first_;
-  TimelineStreamer& second_;
+  std::vector<TimelineStreamer*> streamers_;
   Tee tee_;
 };
 

@@ -5,8 +5,11 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <utility>
 
+#include "sim/report/figure_digest.hpp"
 #include "sim/report/format.hpp"
 #include "sim/report/markup.hpp"
 #include "sim/report/time_axis.hpp"
@@ -14,10 +17,12 @@
 namespace ppsim {
 namespace {
 
-// Layout in px. 1160 wide fits a 1200 px page with its margins.
-constexpr double kFigureWidth = 1160;
-constexpr double kPlotLeft = 64;
-constexpr double kPlotRight = 16;
+using figure_geometry::kBinPx;
+using figure_geometry::kFigureWidth;
+using figure_geometry::kPlotLeft;
+using figure_geometry::kPlotRight;
+
+// Vertical layout in px.
 constexpr double kTitleBaseline = 18;
 constexpr double kCaptionBaseline = 36;
 constexpr double kLegendTop = 45;
@@ -26,12 +31,10 @@ constexpr double kAxisHeight = 38;
 constexpr double kMemoryHeading = 18;
 constexpr double kMemoryHeight = 100;
 constexpr double kMemoryBottom = 14;
-constexpr double kBinPx = 2;        // width of one bin when lanes are aggregated
 constexpr double kCharWidth = 6.2;  // an 11 px sans-serif character, for placing legend items
 constexpr double kDigitWidth = 6;   // a 10 px label character, to decide whether a label fits its box
 
-// Kinds of boxes, in the order they stack in an aggregated bin (bottom up).
-enum Kind { kF, kB, kI, kW, kFB, kNumKinds };
+constexpr std::size_t kNumKinds = kNumFigureKinds;
 constexpr std::array<const char*, kNumKinds> kKindClass = {"f", "b", "i", "w", "fb"};
 constexpr std::array<const char*, kNumKinds> kKindLegend = {"F forward", "B backward", "I input gradient",
                                                             "W weight gradient", "F&B overlapped"};
@@ -41,26 +44,11 @@ constexpr std::array<const char*, kNumKinds> kLabelClass = {"mb", "mb light", "m
 constexpr std::array<const char*, 10> kDeviceColours = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                                         "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f"};
 
-Kind kind_of(const Span& span) {
-  if (span.action.fused_with_next) return kFB;
-  switch (span.action.op) {
-    case Op::kForward:
-      return kF;
-    case Op::kBackward:
-      return kB;
-    case Op::kBackwardInput:
-      return kI;
-    case Op::kBackwardWeight:
-      return kW;
-  }
-  return kF;
-}
-
 const char* device_colour(std::size_t d) { return kDeviceColours[d % kDeviceColours.size()]; }
 
 double last_time(const Report& report) {
   double end = 0;
-  if (!report.result.timeline) return report.result.makespan;
+  if (!report.result.timeline) return report.figure_digest ? report.figure_digest->last_time() : report.result.makespan;
   for (const Span& span : report.result.timeline->spans) end = std::max(end, span.end);
   for (const MessageSpan& message : report.result.timeline->messages) end = std::max(end, message.arrival);
   return end;
@@ -71,15 +59,52 @@ bool has_bytes(const Report& report) {
                      [](const DeviceFigures& f) { return f.peak_memory_bytes != 0; });
 }
 
-double memory_value(const MemorySample& sample, const FigureScale& scale) {
-  return scale.memory_bytes ? static_cast<double>(sample.bytes) : sample.stashed;
+// The digest a figure is drawn from: the report's own (a timeline streamed into it as the engine
+// ran), or one filled from its kept timeline here.
+std::shared_ptr<const FigureDigest> digest_of(const Report& report, const FigureScale& scale) {
+  if (!report.result.timeline) {
+    const auto& digest = report.figure_digest;
+    if (digest && (digest->time_end() != scale.time_end || digest->memory_bytes() != scale.memory_bytes)) {
+      throw std::logic_error("render_svg_figure: the report's figure digest was made for another scale");
+    }
+    return digest;
+  }
+  auto digest = std::make_shared<FigureDigest>(scale.time_end, scale.memory_bytes, report.result.per_device.size());
+  const Timeline& timeline = *report.result.timeline;
+  for (const Span& span : timeline.spans) digest->on_span(span);
+  for (const MessageSpan& message : timeline.messages) digest->on_message(message);
+  for (const MemorySample& sample : timeline.memory) digest->on_memory(sample);
+  digest->finish();
+  return digest;
 }
 
-// Messages are worth a lane when they take time: the scenario gave the links a latency or a bandwidth.
-bool messages_take_time(const Timeline& timeline) {
-  return std::any_of(timeline.messages.begin(), timeline.messages.end(), [](const MessageSpan& message) {
-    return message.arrival > message.depart_start || message.depart_end > message.depart_start;
-  });
+// What the layout needs of a timeline, kept or digested.
+struct TimelineCounts {
+  bool any = false;  // a timeline was recorded
+  bool messages_take_time = false;
+  std::size_t spans = 0;
+  std::size_t messages = 0;
+};
+
+TimelineCounts timeline_counts(const Report& report) {
+  TimelineCounts counts;
+  if (report.result.timeline) {
+    const Timeline& timeline = *report.result.timeline;
+    counts.any = true;
+    // Messages are worth a lane when they take time: the scenario gave the links a latency or a bandwidth.
+    counts.messages_take_time =
+        std::any_of(timeline.messages.begin(), timeline.messages.end(), [](const MessageSpan& message) {
+          return message.arrival > message.depart_start || message.depart_end > message.depart_start;
+        });
+    counts.spans = timeline.spans.size();
+    counts.messages = timeline.messages.size();
+  } else if (report.figure_digest) {
+    counts.any = true;
+    counts.messages_take_time = report.figure_digest->messages_take_time();
+    counts.spans = report.figure_digest->spans();
+    counts.messages = report.figure_digest->messages();
+  }
+  return counts;
 }
 
 std::string op_label(const Span& span, bool several_stages) {
@@ -121,20 +146,7 @@ void line(std::string& out, const char* cls, double x1, double y1, double x2, do
   out += "\" x1=\"" + fixed(x1) + "\" y1=\"" + fixed(y1) + "\" x2=\"" + fixed(x2) + "\" y2=\"" + fixed(y2) + "\"/>\n";
 }
 
-// Busy time per kind in bins of `bin_time`, for the bins a lane spans.
-using Bins = std::vector<std::array<double, kNumKinds>>;
-
-void add_to_bins(Bins& bins, double bin_time, double start, double end, int kind) {
-  if (!(end > start) || bins.empty()) return;
-  const auto last = static_cast<std::ptrdiff_t>(bins.size()) - 1;
-  auto first_bin = std::clamp(static_cast<std::ptrdiff_t>(std::floor(start / bin_time)), std::ptrdiff_t{0}, last);
-  auto last_bin = std::clamp(static_cast<std::ptrdiff_t>(std::floor(end / bin_time)), std::ptrdiff_t{0}, last);
-  for (auto b = first_bin; b <= last_bin; ++b) {
-    const double from = std::max(start, static_cast<double>(b) * bin_time);
-    const double to = std::min(end, static_cast<double>(b + 1) * bin_time);
-    if (to > from) bins[static_cast<std::size_t>(b)][static_cast<std::size_t>(kind)] += to - from;
-  }
-}
+using Bins = FigureBins;
 
 // Stacked bars of each bin's busy share, one <path> per kind; runs of equal bars merge into one.
 void draw_bins(std::string& out, const Bins& bins, double bin_time, double left, double top, double height,
@@ -191,9 +203,9 @@ void draw_heading(std::string& out, const Report& report, const FigureScale& sca
   (void)scale;
 }
 
-void draw_legend(std::string& out, const Report& report, const FigureLayout& layout, const FigureOptions& options) {
-  std::array<bool, kNumKinds> present{};
-  for (const Span& span : report.result.timeline->spans) present[kind_of(span)] = true;
+void draw_legend(std::string& out, const FigureDigest& digest, const FigureLayout& layout,
+                 const FigureOptions& options) {
+  const std::array<bool, kNumKinds>& present = digest.kinds_present();
   double x = 8;
   const double y = kLegendTop;
   auto item = [&](const std::string& swatch, const std::string& label) {
@@ -204,7 +216,7 @@ void draw_legend(std::string& out, const Report& report, const FigureLayout& lay
   for (std::size_t k = 0; k < kNumKinds; ++k) {
     if (!present[k]) continue;
     std::string swatch;
-    const std::string fill = k == kFB ? " fill=\"url(#" + options.id_prefix + "fb)\"" : "";
+    const std::string fill = k == kKindFB ? " fill=\"url(#" + options.id_prefix + "fb)\"" : "";
     rect(swatch, (std::string("key ") + kKindClass[k]).c_str(), x, y, 10, 10, fill);
     item(swatch, kKindLegend[k]);
   }
@@ -224,14 +236,13 @@ void draw_legend(std::string& out, const Report& report, const FigureLayout& lay
   }
   if (layout.aggregated) {
     text(out, "legend", x, y + 9,
-         std::to_string(report.result.timeline->spans.size()) + " ops: bars show busy share per " + fixed(kBinPx) +
+         std::to_string(digest.spans()) + " ops: bars show busy share per " + fixed(kBinPx) +
              " px");
   }
 }
 
-void draw_lanes(std::string& out, const Report& report, const FigureScale& scale, const FigureLayout& layout,
-                const FigureOptions& options) {
-  const Timeline& timeline = *report.result.timeline;
+void draw_lanes(std::string& out, const Report& report, const FigureDigest& digest, const FigureScale& scale,
+                const FigureLayout& layout, const FigureOptions& options) {
   const std::size_t devices = layout.lane_top.size();
   const bool several_stages = report.program.num_stages() > report.program.num_devices;
   const double end_x = figure_x(layout, scale, last_time(report));
@@ -239,14 +250,15 @@ void draw_lanes(std::string& out, const Report& report, const FigureScale& scale
   const std::size_t label_every =
       layout.lane_height >= 9 ? 1 : static_cast<std::size_t>(std::ceil(9 / layout.lane_height));
 
+  // One box per op needs the kept timeline; aggregated lanes come from the digest.
   std::vector<std::vector<const Span*>> rows(devices);
-  for (const Span& span : timeline.spans) {
-    if (span.device >= 0 && static_cast<std::size_t>(span.device) < devices) {
-      rows[static_cast<std::size_t>(span.device)].push_back(&span);
+  if (!layout.aggregated) {
+    for (const Span& span : report.result.timeline->spans) {
+      if (span.device >= 0 && static_cast<std::size_t>(span.device) < devices) {
+        rows[static_cast<std::size_t>(span.device)].push_back(&span);
+      }
     }
   }
-  const std::size_t bins = static_cast<std::size_t>(std::floor(layout.plot_width / kBinPx));
-  const double bin_time = scale.time_end / static_cast<double>(bins);
   for (std::size_t d = 0; d < devices; ++d) {
     const double top = layout.lane_top[d];
     const double h = layout.lane_height;
@@ -256,15 +268,13 @@ void draw_lanes(std::string& out, const Report& report, const FigureScale& scale
     }
     rect(out, "idle", layout.plot_left, top, end_x - layout.plot_left, h);
     if (layout.aggregated) {
-      Bins busy(bins);
-      for (const Span* span : rows[d]) add_to_bins(busy, bin_time, span->start, span->end, kind_of(*span));
-      draw_bins(out, busy, bin_time, layout.plot_left, top, h, kKindClass);
+      draw_bins(out, digest.lane(d), digest.bin_time(), layout.plot_left, top, h, kKindClass);
     } else {
       for (const Span* span : rows[d]) {
-        const Kind kind = kind_of(*span);
+        const FigureKind kind = figure_kind(*span);
         const double x0 = figure_x(layout, scale, span->start);
         const double x1 = figure_x(layout, scale, span->end);
-        const std::string fill = kind == kFB ? " fill=\"url(#" + options.id_prefix + "fb)\"" : "";
+        const std::string fill = kind == kKindFB ? " fill=\"url(#" + options.id_prefix + "fb)\"" : "";
         out += "<rect class=\"op " + std::string(kKindClass[kind]) + "\" x=\"" + fixed(x0) + "\" y=\"" + fixed(top) +
                "\" width=\"" + fixed(std::max(x1 - x0, 0.0)) + "\" height=\"" + fixed(h) + "\"" + fill + "><title>" +
                op_title(*span) + "</title></rect>\n";
@@ -291,29 +301,22 @@ void draw_lanes(std::string& out, const Report& report, const FigureScale& scale
   }
 }
 
-void draw_links(std::string& out, const Report& report, const FigureScale& scale, const FigureLayout& layout) {
+void draw_links(std::string& out, const Report& report, const FigureDigest& digest, const FigureScale& scale,
+                const FigureLayout& layout) {
   if (layout.links.empty()) return;
-  const Timeline& timeline = *report.result.timeline;
   std::map<std::pair<int, int>, std::size_t> lane_of;
   for (std::size_t i = 0; i < layout.links.size(); ++i) {
     const LinkFigures& link = report.result.per_link[layout.links[i]];
     lane_of[{link.src, link.dst}] = i;
   }
-  const std::size_t bins = static_cast<std::size_t>(std::floor(layout.plot_width / kBinPx));
-  const double bin_time = scale.time_end / static_cast<double>(bins);
-  std::vector<Bins> busy(layout.links.size(), Bins(layout.aggregated ? bins : 0));
   std::vector<std::string> bars(layout.links.size());
   const double h = layout.link_height;
-  for (const MessageSpan& message : timeline.messages) {
+  // One bar per message needs the kept timeline; aggregated lanes come from the digest.
+  const std::vector<MessageSpan> none;
+  for (const MessageSpan& message : layout.aggregated ? none : report.result.timeline->messages) {
     const auto it = lane_of.find({message.src, message.dst});
     if (it == lane_of.end()) continue;
     const std::size_t i = it->second;
-    if (layout.aggregated) {
-      // Busy share at the bottom, the share in flight (latency) above it; flights may overlap.
-      add_to_bins(busy[i], bin_time, message.depart_start, message.depart_end, 0);
-      add_to_bins(busy[i], bin_time, message.depart_end, message.arrival, 1);
-      continue;
-    }
     const double top = layout.link_top[i];
     const double x0 = figure_x(layout, scale, message.depart_start);
     const double x1 = figure_x(layout, scale, message.depart_end);
@@ -337,7 +340,9 @@ void draw_links(std::string& out, const Report& report, const FigureScale& scale
     text(out, "label small", layout.plot_left - 6, layout.link_top[i] + h - 1,
          std::to_string(link.src) + "→" + std::to_string(link.dst), "end");
     if (layout.aggregated) {
-      draw_bins(out, busy[i], bin_time, layout.plot_left, layout.link_top[i], h, link_classes);
+      const FigureBins* busy = lane_of[{link.src, link.dst}] == i ? digest.link(link.src, link.dst) : nullptr;
+      draw_bins(out, busy != nullptr ? *busy : Bins{}, digest.bin_time(), layout.plot_left, layout.link_top[i], h,
+                link_classes);
     } else {
       out += bars[i];
     }
@@ -363,8 +368,8 @@ std::string memory_text(double value, const FigureScale& scale) {
   return scale.memory_bytes ? format_bytes(static_cast<std::int64_t>(std::llround(value))) : format_figure(value);
 }
 
-void draw_memory(std::string& out, const Report& report, const FigureScale& scale, const FigureLayout& layout) {
-  const Timeline& timeline = *report.result.timeline;
+void draw_memory(std::string& out, const Report& report, const FigureDigest& digest, const FigureScale& scale,
+                 const FigureLayout& layout) {
   const double top = layout.memory_top;
   const double height = layout.memory_height;
   const double left = layout.plot_left;
@@ -394,60 +399,32 @@ void draw_memory(std::string& out, const Report& report, const FigureScale& scal
     text(out, "tick", left - 6, y + 4, memory_text(value, scale), "end");
   }
 
-  // Step curves of the value after each instant: frees come before allocations at one time, so the
-  // samples between are dips no one would see. A device with many samples is drawn as its per-pixel
-  // envelope (low, high, last), which keeps every peak visible at a fraction of the points.
-  std::vector<std::vector<std::pair<double, double>>> per_device(devices);
-  for (const MemorySample& sample : timeline.memory) {
-    if (sample.device < 0 || static_cast<std::size_t>(sample.device) >= devices) continue;
-    auto& curve = per_device[static_cast<std::size_t>(sample.device)];
-    const double value = memory_value(sample, scale);
-    if (!curve.empty() && curve.back().first == sample.time) {
-      curve.back().second = value;
-    } else {
-      curve.emplace_back(sample.time, value);
-    }
-  }
+  // Step curves of the value after each instant (the digest merges the samples at one instant: frees
+  // come before allocations, so the samples between are dips no one would see). A device with many
+  // points is drawn as its per-pixel envelope (low, high, last), which keeps every peak visible.
   const double end_x = figure_x(layout, scale, last_time(report));
   double overall_peak = -1;
   std::size_t overall_device = 0;
   double overall_x = 0;
   for (std::size_t d = 0; d < devices; ++d) {
-    const auto& curve = per_device[d];
-    if (curve.empty()) continue;
+    const MemoryCurve& curve = digest.memory(d);
+    if (curve.empty) continue;
     // A step path: H to each change's time, V to its new value.
-    std::string path =
-        "M" + fixed(figure_x(layout, scale, curve.front().first)) + "," + fixed(y_of(curve.front().second));
-    double previous = curve.front().second;
-    const bool envelope = curve.size() > 2 * static_cast<std::size_t>(layout.plot_width / kBinPx);
-    if (!envelope) {
-      for (std::size_t i = 1; i < curve.size(); ++i) {
-        const auto [time, value] = curve[i];
+    std::string path = "M" + fixed(figure_x(layout, scale, curve.first.first)) + "," + fixed(y_of(curve.first.second));
+    if (!curve.envelope) {
+      double previous = curve.first.second;
+      for (const auto& [time, value] : curve.points) {
         if (value == previous) continue;
         path += "H" + fixed(figure_x(layout, scale, time)) + "V" + fixed(y_of(value));
         previous = value;
       }
     } else {
       // Per bin of kBinPx: up to the highest value, down to the lowest, then the last.
-      std::size_t i = 1;
-      while (i < curve.size()) {
-        const double column = std::floor((figure_x(layout, scale, curve[i].first) - layout.plot_left) / kBinPx);
-        double low = previous;
-        double high = previous;
-        double last = previous;
-        for (; i < curve.size() &&
-               std::floor((figure_x(layout, scale, curve[i].first) - layout.plot_left) / kBinPx) == column;
-             ++i) {
-          last = curve[i].second;
-          low = std::min(low, last);
-          high = std::max(high, last);
-        }
-        if (high == previous && low == previous && last == previous) continue;
-        path += "H" + fixed(layout.plot_left + column * kBinPx, 1);
-        if (high != previous) path += "V" + fixed(y_of(high), 1);
-        if (low != high) path += "V" + fixed(y_of(low), 1);
-        if (last != low) path += "V" + fixed(y_of(last), 1);
-        previous = last;
+      for (const MemoryCurve::Step& step : curve.steps) {
+        path += "H" + fixed(layout.plot_left + step.column * kBinPx, 1);
+        if (step.high != step.previous) path += "V" + fixed(y_of(step.high), 1);
+        if (step.low != step.high) path += "V" + fixed(y_of(step.low), 1);
+        if (step.last != step.low) path += "V" + fixed(y_of(step.last), 1);
       }
     }
     path += "H" + fixed(end_x);
@@ -455,12 +432,8 @@ void draw_memory(std::string& out, const Report& report, const FigureScale& scal
            path + "\"/>\n";
 
     // The device's peak: the first time it is reached.
-    std::size_t peak = 0;
-    for (std::size_t i = 1; i < curve.size(); ++i) {
-      if (curve[i].second > curve[peak].second) peak = i;
-    }
-    const double peak_value = curve[peak].second;
-    const double px = figure_x(layout, scale, curve[peak].first);
+    const double peak_value = curve.peak.second;
+    const double px = figure_x(layout, scale, curve.peak.first);
     out += "<circle class=\"peak\" cx=\"" + fixed(px) + "\" cy=\"" + fixed(y_of(peak_value)) + "\" r=\"3\" fill=\"" +
            device_colour(d) + "\"><title>d" + std::to_string(d) + " peak " +
            xml_escape(memory_text(peak_value, scale)) + "</title></circle>\n";
@@ -530,8 +503,8 @@ FigureLayout figure_layout(const Report& report, const FigureScale& scale, std::
     layout.lane_top.push_back(y);
     y += layout.lane_height + gap;
   }
-  const Timeline* timeline = report.result.timeline ? &*report.result.timeline : nullptr;
-  if (timeline != nullptr && messages_take_time(*timeline)) {
+  const TimelineCounts counts = timeline_counts(report);
+  if (counts.messages_take_time) {
     layout.link_height = layout.lane_height >= 10 ? 8 : std::max(2.0, layout.lane_height / 2);
     y += 4;
     for (std::size_t i = 0; i < report.result.per_link.size(); ++i) {
@@ -541,9 +514,11 @@ FigureLayout figure_layout(const Report& report, const FigureScale& scale, std::
       y += layout.link_height + 2;
     }
   }
-  if (timeline != nullptr) {
-    layout.aggregated =
-        timeline->spans.size() > max_drawn_ops || (!layout.links.empty() && timeline->messages.size() > max_drawn_ops);
+  if (counts.any) {
+    layout.aggregated = counts.spans > max_drawn_ops || (!layout.links.empty() && counts.messages > max_drawn_ops);
+    if (!layout.aggregated && !report.result.timeline) {
+      throw std::logic_error("figure_layout: a digest draws only aggregated lanes; this timeline needs keeping");
+    }
   }
   layout.axis_top = y + 4;
   layout.memory_top = layout.axis_top + kAxisHeight + kMemoryHeading;
@@ -593,14 +568,15 @@ std::string render_svg_figure(const Report& report, const FigureScale& scale, co
          "<rect width=\"3\" height=\"6\" fill=\"#f28e2b\"/><rect x=\"3\" width=\"3\" height=\"6\" fill=\"#1f4e8c\"/>"
          "</pattern></defs>\n";
   draw_heading(out, report, scale, options, unit);
-  if (!report.result.timeline) {
+  const std::shared_ptr<const FigureDigest> digest = digest_of(report, scale);
+  if (!digest) {
     text(out, "caption", 8, kLanesTop + 12, "no timeline recorded");
   } else {
-    draw_legend(out, report, layout, options);
-    draw_lanes(out, report, scale, layout, options);
-    draw_links(out, report, scale, layout);
+    draw_legend(out, *digest, layout, options);
+    draw_lanes(out, report, *digest, scale, layout, options);
+    draw_links(out, report, *digest, scale, layout);
     draw_axis(out, scale, layout, unit);
-    draw_memory(out, report, scale, layout);
+    draw_memory(out, report, *digest, scale, layout);
   }
   out += "</svg>\n";
   return out;

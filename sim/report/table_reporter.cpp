@@ -87,7 +87,7 @@ void write_one(std::ostream& out, const Report& report, const ReportOptions& opt
     out << '\n';
     write_links(out, result);
   }
-  if (options.timeline && result.timeline)
+  if (options.timeline && (result.timeline || report.ascii_timeline))
     out << '\n' << render_ascii_timeline(report, timeline_columns_for_width(report, options.timeline_width));
 }
 
@@ -155,7 +155,7 @@ void write_side_by_side(std::ostream& out, std::span<const Report> reports, cons
 
   if (!options.timeline) return;
   for (const Report& report : reports) {
-    if (!report.result.timeline) continue;
+    if (!report.result.timeline && !report.ascii_timeline) continue;
     out << "\n== " << report.schedule << " ==\n"
         << render_ascii_timeline(report, timeline_columns_for_width(report, options.timeline_width));
   }

@@ -19,6 +19,7 @@
 #include "tools/ppsim/pictures.hpp"
 #include "tools/ppsim/scenario.hpp"
 #include "tools/ppsim/schedule_loader.hpp"
+#include "tools/ppsim/streamed_pictures.hpp"
 #include "tools/ppsim/study.hpp"
 #include "tools/ppsim/sweep_cli.hpp"
 #include "tools/ppsim/terminal.hpp"
@@ -95,11 +96,25 @@ void add_picture_flags(CLI::App& command, PictureFiles& files) {
 std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
                                   std::ostream& out) {
   // A trace, and a JSON timeline, are written as the engine runs, so their memory does not grow with
-  // the run; the pictures and the ASCII timeline need every run's timeline kept for them.
+  // the run. The pictures and the ASCII timeline keep every run's timeline up to kMaxTimelineOps;
+  // above, they are drawn from digests filled as a second run of each schedule goes.
   const bool json_timeline = scenario.timeline && scenario.format == OutputFormat::kJson;
-  const bool kept = !pictures.svg.empty() || !pictures.html.empty() || (scenario.timeline && !json_timeline);
+  const bool figures = !pictures.svg.empty() || !pictures.html.empty();
+  const bool ascii = scenario.timeline && !json_timeline;
+  const bool digested = (figures || ascii) && timeline_op_bound(scenario) > static_cast<double>(kMaxTimelineOps);
+  const bool kept = (figures || ascii) && !digested;
   const bool stream_trace = !pictures.trace.empty() && !kept;
   const bool stream_json = json_timeline && !kept;
+  const std::size_t timeline_width = timeline_width_for(out);
+  std::optional<PictureDigestStreamer> digests;
+  if (digested) {
+    // The first run gives the figures' shared scale and each ASCII timeline's grid.
+    check_timeline_size(scenario);
+    GridFinderStreamer finder(timeline_width);
+    const std::vector<Report> first = simulate_all(scenario, false, &finder);
+    digests.emplace(figures ? std::optional<FigureScale>(figure_scale(first)) : std::nullopt,
+                    ascii ? finder.grids() : std::vector<GridFinderStreamer::Found>{});
+  }
   std::optional<SpooledFile> trace;
   std::optional<ChromeTraceWriter> writer;
   if (stream_trace) {
@@ -108,20 +123,17 @@ std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, c
   }
   // In compare's array a report object sits one level deeper.
   JsonTimelineStreamer json((scenario.schedules.size() == 1 && !side_by_side) ? 0 : 1);
-  std::optional<TeeStreamer> both;
-  TimelineStreamer* streamer = nullptr;
-  if (stream_trace && stream_json) {
-    streamer = &both.emplace(*writer, json);
-  } else if (stream_trace) {
-    streamer = &*writer;
-  } else if (stream_json) {
-    streamer = &json;
-  }
+  std::vector<TimelineStreamer*> streamers;
+  if (stream_trace) streamers.push_back(&*writer);
+  if (stream_json) streamers.push_back(&json);
+  if (digests) streamers.push_back(&*digests);
+  TeeStreamer tee(streamers);
+  TimelineStreamer* streamer = streamers.empty() ? nullptr : streamers.size() == 1 ? streamers.front() : &tee;
   auto reports = simulate_all(scenario, kept, streamer);
   ReportOptions options;
   options.timeline = scenario.timeline;
   options.side_by_side = side_by_side;
-  options.timeline_width = timeline_width_for(out);
+  options.timeline_width = timeline_width;
   // Nothing reaches `out` unless every schedule simulated and every file was written; a streamed
   // timeline's report waits on disk.
   std::ostringstream buffer;
@@ -129,13 +141,14 @@ std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, c
   std::ostream& report_out = stream_json ? scratch.emplace().stream() : buffer;
   make_reporter(scenario.format)->write(report_out, reports, options);
   if (scratch) scratch->finish();
+  PictureFiles rendered = pictures;
+  if (stream_trace) rendered.trace.clear();
+  std::vector<OutputFile> files = render_pictures(scenario, reports, rendered);
   if (stream_trace) {
     writer->finish();
-    const OutputFile file{pictures.trace, "", "--trace", &*trace};
-    write_files_atomically(std::span<const OutputFile>(&file, 1));
-  } else {
-    write_pictures(scenario, reports, pictures);
+    files.push_back({pictures.trace, "", "--trace", &*trace});
   }
+  write_files_atomically(files);
   if (scratch) {
     scratch->copy_to(out);
   } else {

@@ -6,7 +6,6 @@
 #include "sim/report/html_report.hpp"
 #include "sim/report/svg_timeline.hpp"
 #include "tools/ppsim/formulas.hpp"
-#include "tools/ppsim/output_file.hpp"
 
 namespace ppsim {
 namespace {
@@ -23,8 +22,8 @@ std::string html_report(const Scenario& scenario, std::span<const Report> report
   return render_html_report(reports, notes_of(scenario, reports));
 }
 
-void write_pictures(const Scenario& scenario, std::span<const Report> reports, const PictureFiles& files) {
-  // All rendered first, then written all or none: one path that cannot be written leaves none.
+std::vector<OutputFile> render_pictures(const Scenario& scenario, std::span<const Report> reports,
+                                        const PictureFiles& files) {
   std::vector<OutputFile> outputs;
   if (!files.svg.empty()) {
     std::vector<std::string> captions;
@@ -33,7 +32,12 @@ void write_pictures(const Scenario& scenario, std::span<const Report> reports, c
   }
   if (!files.html.empty()) outputs.push_back({files.html, html_report(scenario, reports), "--html"});
   if (!files.trace.empty()) outputs.push_back({files.trace, render_chrome_trace(reports), "--trace"});
-  write_files_atomically(outputs);
+  return outputs;
+}
+
+void write_pictures(const Scenario& scenario, std::span<const Report> reports, const PictureFiles& files) {
+  // All rendered first, then written all or none: one path that cannot be written leaves none.
+  write_files_atomically(render_pictures(scenario, reports, files));
 }
 
 }  // namespace ppsim

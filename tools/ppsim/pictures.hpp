@@ -4,8 +4,10 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "sim/report/report.hpp"
+#include "tools/ppsim/output_file.hpp"
 #include "tools/ppsim/scenario.hpp"
 
 namespace ppsim {
@@ -23,8 +25,13 @@ struct PictureFiles {
 // The HTML report of `reports`, with each schedule's closed forms evaluated for `scenario`.
 std::string html_report(const Scenario& scenario, std::span<const Report> reports);
 
-// Writes every file asked for, each atomically. The reports need their timelines. Throws
-// InputError("--svg: cannot write PATH") when a file cannot be written.
+// The files asked for, rendered: the reports need their timelines, kept or digested (a trace only
+// from a kept one). `extra` (a trace streamed to disk) joins them, to be written all or none.
+std::vector<OutputFile> render_pictures(const Scenario& scenario, std::span<const Report> reports,
+                                        const PictureFiles& files);
+
+// Renders and writes every file asked for, all or none. Throws InputError("--svg: cannot write
+// PATH") when a file cannot be written.
 void write_pictures(const Scenario& scenario, std::span<const Report> reports, const PictureFiles& files);
 
 }  // namespace ppsim

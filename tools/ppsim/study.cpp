@@ -1,5 +1,6 @@
 #include "tools/ppsim/study.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/stage_table_cost_model.hpp"
@@ -358,13 +359,20 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
   EngineOptions options = engine_options(scenario, name, *costs, record_timeline);
   if (streamer != nullptr) {
     options.timeline_sink = &streamer->begin(
-        {program.stage_device, program.num_microbatches, times_in_seconds(scenario_to_json(scenario, name))});
+        {program.stage_device, program.num_microbatches, times_in_seconds(scenario_to_json(scenario, name)),
+         program.num_devices});
   }
   SimulationOutcome outcome = engine.run(program, *costs, options);
   if (outcome.deadlock) throw_deadlock(name, program, *outcome.deadlock);
   Result result = std::move(*outcome.result);
   Report report = make_report(scenario, name, std::move(program), std::move(result), *costs, options);
-  if (streamer != nullptr) streamer->end(report);
+  if (streamer != nullptr) {
+    streamer->end(report);
+    // What was streamed needs no program any more, and a study of several large runs should not
+    // keep each one's: only its shape stays, as for a generated run.
+    report.program.actions.clear();
+    report.program.actions.shrink_to_fit();
+  }
   return report;
 }
 
@@ -423,6 +431,30 @@ Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bo
 
 Report summarize_schedule(const Scenario& scenario, std::string_view schedule, Engine& engine) {
   return schedule_report(scenario, schedule, /*record_timeline=*/false, /*closed_forms=*/true, engine, nullptr);
+}
+
+double timeline_op_bound(const Scenario& given) {
+  const Scenario scenario = resolve_transformer_scenario(given);
+  check_scenario(scenario);
+  double bound = 0;
+  for (const auto& name : scenario.schedules) {
+    const ScheduleInfo& info = *find_schedule(name);
+    if (info.generated()) {
+      bound = std::max(bound, op_bound(scenario_for_schedule(scenario, info).params));
+    } else if (!scenario.schedule_file.empty()) {  // without one, the run names what is missing
+      bound = std::max(bound, static_cast<double>(load_schedule_file(scenario.schedule_file).num_ops()));
+    }
+  }
+  return bound;
+}
+
+void check_timeline_size(const Scenario& given) {
+  const Scenario scenario = resolve_transformer_scenario(given);
+  check_scenario(scenario);
+  for (const auto& name : scenario.schedules) {
+    const ScheduleInfo& info = *find_schedule(name);
+    if (info.generated()) check_size(scenario_for_schedule(scenario, info), kStreamedTimelineLimit);
+  }
 }
 
 std::vector<Report> simulate_all(const Scenario& given, bool record_timeline, TimelineStreamer* streamer) {

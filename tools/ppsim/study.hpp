@@ -20,15 +20,15 @@ namespace ppsim {
 //   so it may go far; at tens of millions of ops a second the limit is tens of seconds of work, and
 //   anything larger is almost surely a typo in p, m or v;
 // - a stored program (paired sends, a schedule file, an export) holds 12 bytes an action: ~1 GiB;
-// - a timeline (--timeline, --trace, --svg, --html) holds every span, message and memory sample,
-//   and its writers more: about 1 KiB an op for a trace, 3 KiB for --timeline --format json, so
-//   ~2 GiB and ~6 GiB at the limit.
+// - a timeline kept in memory holds every span, message and memory sample, and its writers more:
+//   about 1 KiB an op for a trace, 3 KiB for --timeline --format json. Up to kMaxTimelineOps the
+//   pictures (--svg, --html, a table's --timeline) keep it; above, they are drawn from digests
+//   filled as the engine runs (streamed_pictures.hpp), and a trace or JSON timeline is always
+//   streamed to disk. Those runs keep the stored program and the event queue's state, ~25 bytes an
+//   op, write ~500 bytes an op to disk for a trace, and stop at kMaxStreamedTimelineOps.
 inline constexpr std::int64_t kMaxGeneratedOps = 1'000'000'000;
 inline constexpr std::int64_t kMaxOps = 50'000'000;
 inline constexpr std::int64_t kMaxTimelineOps = 2'000'000;
-// A trace or JSON timeline streamed to disk as the engine runs (without --svg, --html or a table
-// --timeline) keeps the stored program and the event queue's state, ~25 bytes an op, and writes
-// ~500 bytes an op to disk for each.
 inline constexpr std::int64_t kMaxStreamedTimelineOps = 10'000'000;
 
 // Stages (p·v) one simulation may have: each stage and device holds about a KiB of state and
@@ -41,9 +41,9 @@ struct OpLimit {
 };
 inline constexpr OpLimit kGeneratedLimit{kMaxGeneratedOps, ""};
 inline constexpr OpLimit kStoredProgramLimit{kMaxOps, "that stores its program (paired sends or an export)"};
-inline constexpr OpLimit kTimelineLimit{kMaxTimelineOps, "with a timeline (--timeline, --trace, --svg or --html)"};
+inline constexpr OpLimit kTimelineLimit{kMaxTimelineOps, "that keeps its timeline in memory"};
 inline constexpr OpLimit kStreamedTimelineLimit{kMaxStreamedTimelineOps,
-                                                "with a streamed timeline (--trace, or --timeline --format json)"};
+                                                "with a timeline (--timeline, --trace, --svg or --html)"};
 
 // Checks what does not depend on a schedule: names exist and costs are consistent.
 void check_scenario(const Scenario& scenario);
@@ -81,6 +81,14 @@ Report summarize_schedule(const Scenario& scenario, std::string_view schedule, E
 // Validates and simulates a program built elsewhere (tests, and custom schedules later).
 Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
                         Engine& engine, TimelineStreamer* streamer = nullptr);
+
+// The most compute ops a timeline of one of the scenario's runs may have: 3·p·v·m for a registry
+// schedule (at the v it runs at), the actions of a schedule file.
+double timeline_op_bound(const Scenario& scenario);
+
+// Refuses, before any run, a scenario whose registry schedules' timelines would pass
+// kMaxStreamedTimelineOps (a schedule file's is checked as it loads).
+void check_timeline_size(const Scenario& scenario);
 
 // Every schedule of the scenario, in the order given.
 std::vector<Report> simulate_all(const Scenario& scenario, bool record_timeline,
