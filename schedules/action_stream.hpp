@@ -29,6 +29,13 @@ class ActionStream {
       void await_resume() const noexcept {}
     };
 
+    // Room left in the reader's buffer, for a steady state's loop that writes many actions without
+    // suspending (its counters stay in registers): `put` while `room() >= n`, then co_yield as usual.
+    // The last slot is kept out of it: a co_yield writes before it tests for a full buffer, so it
+    // must always find one slot free (a running coroutine always has one: a full buffer suspends it).
+    std::size_t room() const noexcept { return capacity - count - 1; }
+    void put(const Action& action) noexcept { out[count++] = action; }
+
     ActionStream get_return_object() { return ActionStream(Handle::from_promise(*this)); }
     std::suspend_always initial_suspend() noexcept { return {}; }
     std::suspend_always final_suspend() noexcept { return {}; }
@@ -39,6 +46,19 @@ class ActionStream {
     void return_void() noexcept {}
     void unhandled_exception() { throw; }  // bad_alloc from a builder reaches the reader
   };
+
+  // `promise_type& buffer = co_await ActionStream::buffer();` gives a coroutine its own promise
+  // (room and put) without suspending. Its room changes at every co_yield that suspends.
+  struct BufferAccess {
+    promise_type* promise = nullptr;
+    bool await_ready() const noexcept { return false; }
+    bool await_suspend(std::coroutine_handle<promise_type> handle) noexcept {
+      promise = &handle.promise();
+      return false;  // resume at once
+    }
+    promise_type& await_resume() const noexcept { return *promise; }
+  };
+  static BufferAccess buffer() noexcept { return {}; }
 
   ActionStream() = default;
   ActionStream(ActionStream&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}

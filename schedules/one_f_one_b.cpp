@@ -11,9 +11,20 @@ namespace ppsim {
 ActionStream one_f_one_b_device(ScheduleParams params, int d) {
   const int warmup = std::min(params.p - d - 1, params.m);
   for (int j = 0; j < warmup; ++j) co_yield Action{d, Op::kForward, j};
-  for (int i = 0; i + warmup < params.m; ++i) {
-    co_yield Action{d, Op::kForward, warmup + i};
-    co_yield Action{d, Op::kBackward, i};
+  ActionStream::promise_type& buffer = co_await ActionStream::buffer();
+  for (int i = 0; i + warmup < params.m;) {
+    // The steady pairs the buffer has room for, written straight; the one that fills it is yielded.
+    int k = i;
+    for (const int end = params.m - warmup; k < end && buffer.room() >= 2; ++k) {
+      buffer.put(Action{d, Op::kForward, warmup + k});
+      buffer.put(Action{d, Op::kBackward, k});
+    }
+    i = k;
+    if (i + warmup < params.m) {
+      co_yield Action{d, Op::kForward, warmup + i};
+      co_yield Action{d, Op::kBackward, i};
+      ++i;
+    }
   }
   for (int j = params.m - warmup; j < params.m; ++j) co_yield Action{d, Op::kBackward, j};
 }

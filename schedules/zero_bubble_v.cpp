@@ -44,6 +44,30 @@ class DeviceOrder {
   }
 
   int count(Kind kind) const { return count_[kind]; }
+  int chunk(bool first) const { return first ? chunk0_ : chunk1_; }
+  // Every counter below m: the next steady iteration takes a real micro-batch of each kind.
+  bool steady_all_real() const {
+    return std::all_of(std::begin(count_), std::end(count_), [&](int count) { return count < m_; });
+  }
+  // The next action of `kind`, counted, when it is known to be real.
+  Action next(Kind kind, int chunk, Op op) { return Action{chunk, op, count_[kind]++}; }
+  // Steady iterations of real actions, F0 I0 W0 F1 I1 W1, put straight into the reader's buffer
+  // while it has room for one: counters in registers, no suspension.
+  void steady_run(ActionStream::promise_type& buffer) {
+    // A steady iteration takes one of each kind, so the counters move together: six offsets.
+    int f0 = count_[kF0], i0 = count_[kI0], w0 = count_[kW0], f1 = count_[kF1], i1 = count_[kI1], w1 = count_[kW1];
+    const int top = std::max({f0, i0, w0, f1, i1, w1});
+    const int times = std::min(static_cast<int>(buffer.room() / 6), m_ - top);
+    for (int k = 0; k < times; ++k) {
+      buffer.put(Action{chunk0_, Op::kForward, f0++});
+      buffer.put(Action{chunk0_, Op::kBackwardInput, i0++});
+      buffer.put(Action{chunk0_, Op::kBackwardWeight, w0++});
+      buffer.put(Action{chunk1_, Op::kForward, f1++});
+      buffer.put(Action{chunk1_, Op::kBackwardInput, i1++});
+      buffer.put(Action{chunk1_, Op::kBackwardWeight, w1++});
+    }
+    count_[kF0] = f0, count_[kI0] = i0, count_[kW0] = w0, count_[kF1] = f1, count_[kI1] = i1, count_[kW1] = w1;
+  }
   bool past_m(std::span<const Kind> kinds) const {
     for (Kind kind : kinds) {
       if (count_[kind] < m_) return false;
@@ -91,11 +115,27 @@ ActionStream zero_bubble_v_device(ScheduleParams params, int d) {
   const std::array<Repeat, 6> phases = {Repeat{2 * (p - d) - 1, {kF0}, 1}, Repeat{d, {kF1, kF0}, 2},
                                         Repeat{p - d, {kF1, kI1, kW1}, 3},  Repeat{0, {}, 0},
                                         Repeat{d, {kI0, kI1}, 2},           Repeat{p - d, {kI0, kW0}, 2}};
+  ActionStream::promise_type& buffer = co_await ActionStream::buffer();
   for (const Repeat& repeat : phases) {
     if (repeat.length == 0) {
       // Every steady iteration emits an action until all counters are past m, and then nothing
       // more ever would.
       while (order.count(kF1) < order.count(kF0) || order.count(kF0) < n) {
+        // Most iterations take a real micro-batch of every kind (counters below m <= n): those
+        // yield the six actions straight, without take()'s tests.
+        while (order.steady_all_real()) {
+          // As many as the reader's buffer has room for are written straight (steady_run), the one
+          // that fills it is yielded.
+          order.steady_run(buffer);
+          if (!order.steady_all_real()) break;
+          co_yield order.next(kF0, order.chunk(true), Op::kForward);
+          co_yield order.next(kI0, order.chunk(true), Op::kBackwardInput);
+          co_yield order.next(kW0, order.chunk(true), Op::kBackwardWeight);
+          co_yield order.next(kF1, order.chunk(false), Op::kForward);
+          co_yield order.next(kI1, order.chunk(false), Op::kBackwardInput);
+          co_yield order.next(kW1, order.chunk(false), Op::kBackwardWeight);
+        }
+        if (!(order.count(kF1) < order.count(kF0) || order.count(kF0) < n)) break;
         if (order.exhausted()) co_return;
         if (order.count(kF0) < n && order.take(kF0, action)) co_yield action;
         for (const Kind kind : kSteadyAfterF0) {

@@ -92,6 +92,12 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
     info.last = s + 1 == stages;
     if (s + 1 < stages) info.forward.consumer = stage_device[index(s + 1)];
     if (s > 0) info.backward.consumer = stage_device[index(s - 1)];
+    for (Op op : {Op::kBackward, Op::kBackwardInput}) {
+      info.receives[op_index(op)] = !info.last;
+      info.sends[op_index(op)] = s > 0;
+    }
+    info.receives[op_index(Op::kForward)] = s > 0;
+    info.sends[op_index(Op::kForward)] = !info.last;
   }
   std::vector<double> bandwidth;
   prepare_links(stage_device, costs, bandwidth);

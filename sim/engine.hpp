@@ -78,18 +78,24 @@ class Engine {
     std::int32_t microbatch = -1;  // -1: free
     std::uint8_t flags = 0;
   };
+  // 128 bytes, so that finding a stage's is a shift: the trusted sweep does it once an op.
   struct StageInfo {
     std::array<double, kNumOps> time{};
     std::int64_t activation_bytes = 0;
     std::int64_t weight_bytes = 0;  // kept by I for W
-    int device = 0;
-    StageOutput forward;   // its activation, to stage + 1
-    StageOutput backward;  // its gradient, to stage - 1
-    bool last = false;     // the last stage, whose backward needs no gradient
+    StageOutput forward;            // its activation, to stage + 1
+    StageOutput backward;           // its gradient, to stage - 1
     // The in-order sweep's ring of this stage's slots (ring_storage_, cached) and its size - 1.
     Slot* slots = nullptr;
     std::size_t mask = 0;
+    int device = 0;
+    bool last = false;  // the last stage, whose backward needs no gradient
+    // Per op: it waits for a message (F but on stage 0, B and I but on the last stage) and sends
+    // one (F but on the last stage, B and I but on stage 0): the trusted sweep's only tests.
+    std::array<bool, kNumOps> receives{};
+    std::array<bool, kNumOps> sends{};
   };
+  static_assert(sizeof(StageInfo) == 128);
 
   // Per device: its position, when its stream is next free, and the few positions whose times
   // the summary needs (the device's and each phase's first start and last end, each of its stages'
@@ -161,7 +167,6 @@ class Engine {
     double busy = 0;
     double start = 0;     // of position 0
     double last_end = 0;  // of the latest position
-    bool blocked = false;
     bool finished = false;
     // Phases: the first backward (B or I) and the position after the last forward.
     std::size_t first_backward = kNoMark;
@@ -172,7 +177,27 @@ class Engine {
     double cooldown_first_start = 0;
     double last_forward_end = 0;
     double busy_through_last_forward = 0;
+    // A stream's window: its first action and that action's position. The trusted loop derives
+    // positions from it and notes in full only the positions the phases need (marks: 0, the first
+    // backward, each window's last forward and the op after it); the others only add to busy.
+    const Action* window_begin = nullptr;
+    std::size_t window_base = 0;
+    bool backward_scanned = false;  // the first B or I has been marked
+    std::array<std::size_t, 12> marks{};  // sorted positions, within or after the window
+    std::size_t mark_count = 0;
+    std::size_t mark_index = 0;
+    const Action* next_mark = nullptr;  // marks[mark_index] in the window, else nullptr
   };
+  // The marks of a window whose actions from `fresh` on are new (at position `fresh_position`).
+  static void mark_window(SweepDevice& state, const Action* fresh, std::size_t fresh_position);
+  static void point_next_mark(SweepDevice& state);
+  // The position of a trusted stream's state.cur in its device's list.
+  static std::size_t trusted_position(const SweepDevice& state) {
+    return state.window_base + static_cast<std::size_t>(state.cur - state.window_begin);
+  }
+  // The trusted loop: a registry schedule's streams, no per-stage times.
+  template <bool kOverlap, typename Feed>
+  [[gnu::always_inline]] inline void advance_trusted(Feed& feed, int device);
   template <typename Feed>
   SimulationOutcome sweep(Feed& feed);
   template <typename Feed>
@@ -194,6 +219,8 @@ class Engine {
   [[gnu::always_inline]] inline void complete_op(int device, const Action& action, const StageInfo& stage,
                                                  Slot* own, double end, double& released);
   void finish_device(int device);
+  // Each link's messages and bytes of a finished trusted run, which the trusted loop leaves uncounted.
+  void count_trusted_messages();
   static Slot* find_slot(const StageInfo& stage, int microbatch) {
     Slot& slot = stage.slots[static_cast<std::size_t>(microbatch) & stage.mask];
     return slot.microbatch == microbatch ? &slot : nullptr;
@@ -210,9 +237,9 @@ class Engine {
   }
   [[gnu::noinline]] Slot& grow_and_obtain(int stage, int microbatch);
   void wake(int device) {
-    SweepDevice& state = sweep_devices_[index_of(device)];
-    if (!state.blocked) return;  // queued, running or finished
-    state.blocked = false;
+    std::uint8_t& blocked = blocked_[index_of(device)];
+    if (blocked == 0) return;  // queued, running or finished
+    blocked = 0;
     woken_[(woken_head_ + woken_count_++) & woken_mask_] = device;
   }
   static std::size_t index_of(int i) { return static_cast<std::size_t>(i); }
@@ -259,6 +286,7 @@ class Engine {
   Timeline timeline_;
   std::vector<std::vector<Slot>> ring_storage_;  // per stage
   std::vector<SweepDevice> sweep_devices_;
+  std::vector<std::uint8_t> blocked_;  // per device: waits for a message (the sweep's wake test, one byte)
   std::vector<int> woken_;  // FIFO ring of devices to visit, each at most once; a power of two long
   std::size_t woken_mask_ = 0;
   std::size_t woken_head_ = 0;

@@ -40,25 +40,91 @@ struct ProgramFeed {
   static bool refill(int, const Action*&, const Action*&) { return false; }
 };
 
-// Generated lists: a window of each device's stream, refilled as the device reaches its end.
-struct StreamFeed {
+}  // namespace
+
+// Generated lists: a window of each device's stream, refilled as the device reaches its end, and
+// marked for the trusted loop.
+template <typename SweepDevice>
+struct StreamFeedOf {
   static constexpr bool kTrusted = true;  // registry schedules, valid by construction
   const ScheduleStreams& streams;
   std::vector<StreamReader>& readers;
+  std::vector<SweepDevice>& states;
+  void (*mark)(SweepDevice&, const Action*, std::size_t);
   void open(int device, const Action*& cur, const Action*& end) const {
     StreamReader& reader = readers[static_cast<std::size_t>(device)];
     // A device runs at most F, I and W of each of its v stages' micro-batches.
     const std::size_t ops = 3 * static_cast<std::size_t>(streams.params.v) * static_cast<std::size_t>(streams.params.m);
-    reader.open(streams.device(streams.params, device), ops);
+    // One window a visit (advance_trusted): at most kVisitOps actions.
+    reader.open(streams.device(streams.params, device), std::min<std::size_t>(ops, kVisitOps));
     cur = end = nullptr;
     reader.refill(cur, end);
+    SweepDevice& state = states[static_cast<std::size_t>(device)];
+    state.window_begin = cur;
+    state.window_base = 0;
+    mark(state, cur, 0);
   }
   bool refill(int device, const Action*& cur, const Action*& end) const {
-    return readers[static_cast<std::size_t>(device)].refill(cur, end);
+    SweepDevice& state = states[static_cast<std::size_t>(device)];
+    const std::size_t kept = static_cast<std::size_t>(end - cur);
+    const std::size_t position = state.window_base + static_cast<std::size_t>(cur - state.window_begin);
+    const bool added = readers[static_cast<std::size_t>(device)].refill(cur, end);
+    state.window_begin = cur;
+    state.window_base = position;
+    mark(state, cur + kept, position + kept);
+    return added;
   }
 };
 
+namespace {
+
 }  // namespace
+
+void Engine::mark_window(SweepDevice& state, const Action* fresh, std::size_t fresh_position) {
+  // Marks not reached yet stay (the op after the last window's last forward may open this one).
+  std::size_t count = 0;
+  std::array<std::size_t, 12> marks{};
+  for (std::size_t i = state.mark_index; i < state.mark_count; ++i) {
+    if (state.marks[i] >= state.window_base) marks[count++] = state.marks[i];
+  }
+  const Action* end = state.end;
+  // The first backward, searched for only until found; the window's last forward, from its end.
+  if (!state.backward_scanned) {
+    for (const Action* a = fresh; a != end; ++a) {
+      if (is_backward_input(a->op)) {
+        state.backward_scanned = true;
+        marks[count++] = fresh_position + static_cast<std::size_t>(a - fresh);
+        break;
+      }
+    }
+  }
+  if (fresh_position == 0 && fresh != end) marks[count++] = 0;
+  for (const Action* a = end; a != fresh;) {
+    if ((--a)->op == Op::kForward) {
+      const std::size_t position = fresh_position + static_cast<std::size_t>(a - fresh);
+      marks[count++] = position;
+      marks[count++] = position + 1;
+      break;
+    }
+  }
+  std::sort(marks.begin(), marks.begin() + static_cast<std::ptrdiff_t>(count));
+  count = static_cast<std::size_t>(std::unique(marks.begin(), marks.begin() + static_cast<std::ptrdiff_t>(count)) -
+                                   marks.begin());
+  state.marks = marks;
+  state.mark_count = count;
+  state.mark_index = 0;
+  point_next_mark(state);
+}
+
+void Engine::point_next_mark(SweepDevice& state) {
+  const std::size_t position = state.window_base + static_cast<std::size_t>(state.cur - state.window_begin);
+  while (state.mark_index < state.mark_count && state.marks[state.mark_index] < position) ++state.mark_index;
+  const std::size_t window = static_cast<std::size_t>(state.end - state.window_begin);
+  state.next_mark = nullptr;
+  if (state.mark_index < state.mark_count && state.marks[state.mark_index] < state.window_base + window) {
+    state.next_mark = state.window_begin + (state.marks[state.mark_index] - state.window_base);
+  }
+}
 
 Engine::Slot& Engine::grow_and_obtain(int stage_index, int microbatch) {
   std::vector<Slot>& slots = ring_storage_[index_of(stage_index)];
@@ -213,7 +279,7 @@ void Engine::advance(Feed& feed, int device) {
     Slot* own;
     const double ready = input_ready<Feed::kTrusted>(action, stage, own);
     if (ready == kUnknownTime) {
-      state.blocked = true;  // the op that delivers its input wakes it
+      blocked_[index_of(device)] = 1;  // the op that delivers its input wakes it
       return;
     }
     const double cost = stage.time[static_cast<std::size_t>(action.op)];
@@ -234,6 +300,120 @@ void Engine::advance(Feed& feed, int device) {
   }
 }
 
+template <bool kOverlap, typename Feed>
+void Engine::advance_trusted(Feed& feed, int device) {
+  // advance()'s semantics for a trusted stream, with the state in locals, each op tested once by its
+  // kind (whether it waits for a message, whether it sends one) and one window of the stream a visit.
+  SweepDevice& state = sweep_devices_[index_of(device)];
+  MemoryTracker& memory = memory_[index_of(device)];
+  const Action* cur = state.cur;
+  const Action* end = state.end;
+  double free_at = state.free_at;
+  double busy = state.busy;
+  double last_end = state.last_end;  // blocking mode; in overlap mode the previous op's end is free_at
+  const auto save = [&] {
+    state.cur = cur;
+    state.free_at = free_at;
+    state.busy = busy;
+    state.last_end = kOverlap ? free_at : last_end;
+  };
+  while (true) {
+    if (cur == end) [[unlikely]] {
+      save();
+      if (!feed.refill(device, state.cur, state.end)) {
+        state.position = trusted_position(state);
+        state.finished = true;
+        return finish_device(device);
+      }
+      // One window a visit, then back to the end of the queue, so that no device runs far ahead of
+      // its consumers (GPipe's forwards would otherwise leave m messages in flight).
+      woken_[(woken_head_ + woken_count_++) & woken_mask_] = device;
+      return;
+    }
+    const Action action = *cur;
+    if (action.fused_with_next) [[unlikely]] {
+      save();
+      state.position = trusted_position(state);
+      const bool ran = run_pair(feed, device);
+      cur = state.cur;
+      end = state.end;
+      free_at = state.free_at;
+      busy = state.busy;
+      last_end = state.last_end;
+      point_next_mark(state);
+      if (!ran) return;
+      continue;
+    }
+    const StageInfo& stage = stages_[index_of(action.stage)];
+    const auto op = static_cast<std::size_t>(action.op);
+    const auto microbatch = static_cast<std::size_t>(action.microbatch);
+    double ready = 0;
+    if (stage.receives[op]) {
+      Slot& slot = stage.slots[microbatch & stage.mask];
+      if (slot.microbatch != action.microbatch) {
+        save();
+        blocked_[index_of(device)] = 1;  // the op that delivers its input wakes it
+        return;
+      }
+      ready = slot.input;
+      slot.microbatch = -1;  // its message is used
+    }
+    const double cost = stage.time[op];
+    const double start = std::max(free_at, ready);
+    const double finish = start + cost;
+    switch (action.op) {
+      case Op::kForward:
+        memory.on_forward(stage.activation_bytes);
+        break;
+      case Op::kBackward:
+        memory.on_backward(stage.activation_bytes);
+        break;
+      case Op::kBackwardInput:
+        memory.on_input_grad(stage.activation_bytes, stage.weight_bytes);
+        break;
+      case Op::kBackwardWeight:
+        memory.on_weight_grad(stage.weight_bytes);
+        break;
+    }
+    if (cur == state.next_mark) [[unlikely]] {
+      // One of the few positions the phases need: noted in full.
+      state.cur = cur;
+      state.position = trusted_position(state);
+      state.busy = busy;
+      state.last_end = kOverlap ? free_at : last_end;
+      note_position(state, action, start, finish, cost);
+      ++state.mark_index;
+      state.cur = cur + 1;
+      point_next_mark(state);
+    }
+    busy += cost;
+    if constexpr (!kOverlap) last_end = finish;
+    double released = finish;  // blocking mode: when its message has left the link
+    if (stage.sends[op]) {
+      const StageOutput& output = action.op == Op::kForward ? stage.forward : stage.backward;
+      double arrival = finish;
+      if (output.link >= 0) {
+        Link& link = links_[index_of(output.link)];
+        // Counted afterwards (count_trusted_messages): every stage sends each micro-batch once a way.
+        const Link::Departure departure = link.depart(finish, output.send_time);
+        arrival = departure.end + link.latency;
+        released = departure.end;
+      }
+      const StageInfo& target = action.op == Op::kForward ? (&stage)[1] : (&stage)[-1];
+      Slot& slot = target.slots[microbatch & target.mask];
+      if (slot.microbatch < 0) [[likely]] {
+        slot.microbatch = action.microbatch;
+        slot.input = arrival;
+      } else {
+        grow_and_obtain(action.stage + (action.op == Op::kForward ? 1 : -1), action.microbatch).input = arrival;
+      }
+      wake(output.consumer);  // a no-op for this device itself: it is running, so not blocked
+    }
+    free_at = kOverlap ? finish : released;
+    ++cur;
+  }
+}
+
 template <typename Feed>
 bool Engine::run_pair(Feed& feed, int device) {
   SweepDevice& state = sweep_devices_[index_of(device)];
@@ -244,7 +424,7 @@ bool Engine::run_pair(Feed& feed, int device) {
   Slot* first_slot;
   double ready = input_ready<Feed::kTrusted>(first, first_stage, first_slot);
   if (ready == kUnknownTime) {
-    state.blocked = true;
+    blocked_[index_of(device)] = 1;
     return false;
   }
   if (state.cur + 1 == state.end) {  // a pair at the end of a list (never valid): run it alone
@@ -263,7 +443,7 @@ bool Engine::run_pair(Feed& feed, int device) {
   Slot* second_slot;
   const double second_ready = input_ready<Feed::kTrusted>(second, second_stage, second_slot);
   if (second_ready == kUnknownTime) {
-    state.blocked = true;
+    blocked_[index_of(device)] = 1;
     return false;
   }
   ready = std::max(ready, second_ready);
@@ -340,6 +520,7 @@ SimulationOutcome Engine::sweep(Feed& feed) {
   }
   first_forward_seen_.assign(options_.record_stage_times ? stages_.size() : 0, 0);
   sweep_devices_.assign(index_of(p), SweepDevice{});
+  blocked_.assign(index_of(p), 0);
   std::size_t queue = 1;
   while (queue < index_of(p)) queue *= 2;
   woken_.assign(queue, 0);
@@ -351,11 +532,26 @@ SimulationOutcome Engine::sweep(Feed& feed) {
     SweepDevice& state = sweep_devices_[index_of(d)];
     feed.open(d, state.cur, state.end);
   }
-  while (woken_count_ > 0) {
-    const int device = woken_[woken_head_];
-    woken_head_ = (woken_head_ + 1) & woken_mask_;
-    --woken_count_;
-    advance(feed, device);
+  const auto run_woken = [&](auto advance_one) {
+    while (woken_count_ > 0) {
+      const int device = woken_[woken_head_];
+      woken_head_ = (woken_head_ + 1) & woken_mask_;
+      --woken_count_;
+      advance_one(device);
+    }
+  };
+  bool counted_afterwards = false;
+  if constexpr (Feed::kTrusted) {
+    counted_afterwards = !options_.record_stage_times;
+    if (!options_.record_stage_times && options_.comm == CommMode::kOverlap) {
+      run_woken([&](int device) { advance_trusted<true>(feed, device); });
+    } else if (!options_.record_stage_times) {
+      run_woken([&](int device) { advance_trusted<false>(feed, device); });
+    } else {
+      run_woken([&](int device) { advance(feed, device); });
+    }
+  } else {
+    run_woken([&](int device) { advance(feed, device); });
   }
   SimulationOutcome outcome;
   Deadlock deadlock;
@@ -363,7 +559,7 @@ SimulationOutcome Engine::sweep(Feed& feed) {
     const SweepDevice& state = sweep_devices_[index_of(d)];
     if (state.finished) continue;
     const Action* next = state.cur;
-    std::size_t step = state.position;
+    std::size_t step = Feed::kTrusted ? trusted_position(state) : state.position;
     // Of an overlapped pair, name the half that is still waiting.
     Slot* slot = nullptr;
     if (next->fused_with_next && next + 1 < state.end &&
@@ -380,8 +576,24 @@ SimulationOutcome Engine::sweep(Feed& feed) {
     outcome.deadlock = std::move(deadlock);
     return outcome;
   }
+  if (counted_afterwards) count_trusted_messages();
   outcome.result = summarize();
   return outcome;
+}
+
+void Engine::count_trusted_messages() {
+  // A registry schedule runs F and one of B or I of every (stage, micro-batch) once, so each stage
+  // sends m activations forward (but the last) and m gradients back (but the first).
+  for (Link& link : links_) link.messages = link.bytes = 0;
+  const auto m = static_cast<std::int64_t>(m_);
+  for (const StageInfo& stage : stages_) {
+    for (const StageOutput* output : {&stage.forward, &stage.backward}) {
+      if (output->link < 0) continue;
+      Link& link = links_[index_of(output->link)];
+      link.messages += m;
+      link.bytes += m * output->bytes;
+    }
+  }
 }
 
 SimulationOutcome Engine::run_sweep(const Program& program, const CostModel& costs, const EngineOptions& options) {
@@ -403,7 +615,7 @@ SimulationOutcome Engine::run(const ScheduleStreams& streams, const CostModel& c
   program_ = nullptr;
   prepare_common(streams.params.p, streams.params.m, streams.stage_device, costs, options);
   if (readers_.size() < index_of(streams.params.p)) readers_.resize(index_of(streams.params.p));
-  StreamFeed feed{streams, readers_};
+  StreamFeedOf<SweepDevice> feed{streams, readers_, sweep_devices_, &Engine::mark_window};
   SimulationOutcome outcome = sweep(feed);
   for (StreamReader& reader : readers_) reader.close();  // each coroutine's frame; the buffers stay
   return outcome;

@@ -24,10 +24,14 @@ struct Link {
   // Messages must be sent in nondecreasing `time` (the engine sends in event order), which makes
   // the queue FIFO without storing it.
   Departure send(double time, std::int64_t message_bytes, double send_time) {
-    const double start = std::max(time, free_at);
-    free_at = start + send_time;
     ++messages;
     bytes += message_bytes;
+    return depart(time, send_time);
+  }
+  // send() without the counts, for runs that count their messages afterwards.
+  Departure depart(double time, double send_time) {
+    const double start = std::max(time, free_at);
+    free_at = start + send_time;
     busy += send_time;
     return Departure{start, free_at};
   }

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "models/uniform_cost_model.hpp"
 #include "schedules/validate.hpp"
@@ -76,4 +77,34 @@ TEST_CASE("Every registry schedule refuses sizes outside its constraints with a 
     CHECK(why->find("v = 1") != std::string::npos);
   }
   CHECK(ppsim::find_schedule("no-such-schedule") == nullptr);
+}
+
+TEST_CASE("A schedule's stream gives the same list through a buffer of any size and never writes past it") {
+  // Steady states write straight into the reader's buffer (ActionStream's room and put), keeping the
+  // slot a co_yield needs: a buffer of one action, or one period plus or minus one, must still hold.
+  const auto [p, m] = GENERATE(table<int, int>({{1, 3}, {3, 8}, {4, 21}, {5, 40}}));
+  const std::size_t capacity = GENERATE(1, 2, 3, 5, 6, 7, 13, 64);
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    if (!info.generated()) continue;
+    for (const int v : {1, 2}) {
+      const ppsim::ScheduleParams params{p, m, v};
+      if (info.check(params)) continue;
+      INFO(info.name << " p=" << p << " m=" << m << " v=" << v << " buffer " << capacity);
+      const ppsim::Program program = info.build(params);
+      const ppsim::ScheduleStreams streams = info.streams(params);
+      for (int d = 0; d < p; ++d) {
+        ppsim::ActionStream stream = streams.device(params, d);
+        const ppsim::Action guard{-7, ppsim::Op::kBackwardWeight, -7};
+        std::vector<ppsim::Action> buffer(capacity + 4, guard);
+        std::vector<ppsim::Action> list;
+        while (true) {
+          const std::size_t added = stream.fill(buffer.data(), capacity);
+          for (std::size_t i = capacity; i < buffer.size(); ++i) REQUIRE(buffer[i] == guard);
+          list.insert(list.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(added));
+          if (added < capacity) break;
+        }
+        CHECK(list == program.actions[static_cast<std::size_t>(d)]);
+      }
+    }
+  }
 }

@@ -2,8 +2,9 @@
 # The engine's cost in machine-independent figures, as issue 14 tracks them: callgrind instruction
 # counts (stable on shared machines, unlike times) and peak resident memory.
 #   start        instructions of `ppsim --version`: loading, static initialisation, the CLI
-#   per op       (instructions of a run - start) / its compute ops, for 1F1B and ZB-V at p=64, m=1024,
-#                with free links and with latency and bandwidth
+#   per op       (instructions of a run - start) / its simulated ops, for 1F1B and ZB-V at p=64,
+#                m=1024, with free links and with latency and bandwidth. A simulated op is a compute op
+#                or a message, as engine_bench counts them (issue 14's unit); per compute op beside it.
 #   per point    instructions of a sweep over configs/studies/m_vs_p_bubble.json / its points
 #   peak RSS     of runs of 50 M compute ops (1F1B, ZB-V and GPipe: memory that does not grow with m)
 #                and of the largest 1F1B run the op limit accepts (p=4, m=83,333,333: 667 M ops)
@@ -21,9 +22,11 @@ done
 count() {
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 > /dev/null | sed -n 's/.*Collected : //p'
 }
-# Compute ops of one run, from its JSON summary.
-ops() {
-  "$ppsim" "$@" --format json | grep -o '"compute_ops": *[0-9]*' | head -1 | grep -o '[0-9]*$'
+# The first value of a key of one run's JSON summary.
+figure() {
+  local key=$1
+  shift
+  "$ppsim" "$@" --format json | grep -o "\"$key\": *[0-9]*" | head -1 | grep -o '[0-9]*$'
 }
 
 start=$(count "$ppsim" --version)
@@ -32,9 +35,12 @@ while read -r label args; do
   # shellcheck disable=SC2086  # the arguments are meant to split
   total=$(count "$ppsim" run $args --format csv)
   # shellcheck disable=SC2086
-  n=$(ops run $args)
-  awk -v label="$label" -v t="$total" -v s="$start" -v n="$n" \
-    'BEGIN { printf "%-29s %.1f instructions per op (%d ops, %d instructions)\n", label, (t - s) / n, n, t }'
+  compute=$(figure compute_ops run $args)
+  # shellcheck disable=SC2086
+  messages=$(figure messages run $args)
+  awk -v label="$label" -v t="$total" -v s="$start" -v c="$compute" -v m="$messages" \
+    'BEGIN { printf "%-29s %.1f instructions per op, %.1f per compute op (%d compute ops + %d messages, %d instructions)\n",
+             label, (t - s) / (c + m), (t - s) / c, c, m, t }'
 done << 'EOF'
 1f1b-free-links     -s 1f1b -p 64 -m 1024
 1f1b-latency-bw     -s 1f1b -p 64 -m 1024 --latency 0.1 --bandwidth 1e9 --message-bytes 1e8
