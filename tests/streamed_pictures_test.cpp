@@ -8,6 +8,7 @@
 
 #include "sim/report/ascii_timeline.hpp"
 #include "sim/report/figure_digest.hpp"
+#include "sim/report/html_report.hpp"
 #include "sim/report/svg_timeline.hpp"
 #include "tools/ppsim/pictures.hpp"
 #include "tools/ppsim/streamed_pictures.hpp"
@@ -93,6 +94,34 @@ TEST_CASE("Figures and pages drawn from digests are the ones drawn from kept tim
   CHECK(svg.find("ops: bars show busy share") != std::string::npos);
   CHECK(svg == ppsim::render_svg(expected));
   CHECK(ppsim::html_report(scenario, actual) == ppsim::html_report(scenario, expected));
+  // Where the page puts each lane (the browser test's pixel positions), from the digest too.
+  const ppsim::HtmlLayout page = ppsim::html_layout(actual);
+  const ppsim::HtmlLayout expected_page = ppsim::html_layout(expected);
+  REQUIRE(page.lanes.size() == expected_page.lanes.size());
+  CHECK(page.height == expected_page.height);
+  for (std::size_t i = 0; i < page.lanes.size(); ++i) {
+    CHECK(page.lanes[i].width > 0);
+    CHECK(page.lanes[i].width == expected_page.lanes[i].width);
+    CHECK(page.lanes[i].y == expected_page.lanes[i].y);
+  }
+}
+
+TEST_CASE("A run small enough for one box per op keeps its timeline beside a digested one", "[regression]") {
+  // compare of a large schedule file and a small registry schedule: every run is streamed, and a
+  // digest cannot draw boxes, so the small run's records are kept as it streams.
+  const ppsim::Scenario scenario = scenario_of(Case{"zbv,1f1b", 4, 1000, 0.05, true});
+  const std::vector<ppsim::Report> expected = kept(scenario);
+  const std::vector<ppsim::Report> actual = digested(scenario, true, true);
+  REQUIRE(actual.size() == 2);
+  CHECK(actual[0].figure_digest != nullptr);  // zbv: 24,000 ops, aggregated
+  CHECK_FALSE(actual[0].result.timeline.has_value());
+  CHECK(actual[1].figure_digest == nullptr);  // 1f1b: 8,000 ops, one box each
+  REQUIRE(actual[1].result.timeline.has_value());
+  const std::string svg = ppsim::render_svg(actual);
+  CHECK(svg.find("<rect class=\"op f\"") != std::string::npos);
+  CHECK(svg == ppsim::render_svg(expected));
+  CHECK(ppsim::html_report(scenario, actual) == ppsim::html_report(scenario, expected));
+  for (std::size_t i = 0; i < actual.size(); ++i) CHECK(ascii_of(actual[i]) == ascii_of(expected[i]));
 }
 
 TEST_CASE("An ASCII timeline from a digest is the kept one on exact and scaled grids") {

@@ -47,6 +47,7 @@ void FigureDigest::on_span(const Span& span) {
   const FigureKind kind = figure_kind(span);
   present_[kind] = true;
   last_time_ = std::max(last_time_, span.end);
+  last_span_end_ = std::max(last_span_end_, span.end);
   if (span.device < 0 || static_cast<std::size_t>(span.device) >= lanes_.size()) return;
   add_to_bins(lanes_[static_cast<std::size_t>(span.device)], bin_time_, span.start, span.end, kind);
 }

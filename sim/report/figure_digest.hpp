@@ -70,6 +70,7 @@ class FigureDigest final : public TimelineSink {
   bool messages_take_time() const { return messages_take_time_; }
   const std::array<bool, kNumFigureKinds>& kinds_present() const { return present_; }
   double last_time() const { return last_time_; }  // the latest op end or message arrival
+  double last_span_end() const { return last_span_end_; }
   const FigureBins& lane(std::size_t device) const { return lanes_[device]; }
   // Busy (kind 0) and in-flight (kind 1) time of the link src -> dst; nullptr when it sent nothing.
   const FigureBins* link(int src, int dst) const;
@@ -100,6 +101,7 @@ class FigureDigest final : public TimelineSink {
   bool messages_take_time_ = false;
   std::array<bool, kNumFigureKinds> present_{};
   double last_time_ = 0;
+  double last_span_end_ = 0;
   std::vector<FigureBins> lanes_;
   std::map<std::pair<int, int>, FigureBins> links_;
   std::vector<CurveState> curves_;

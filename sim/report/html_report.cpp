@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "sim/report/figure_digest.hpp"
 #include "sim/report/format.hpp"
 #include "sim/report/markup.hpp"
 #include "sim/report/svg_timeline.hpp"
@@ -157,6 +158,8 @@ HtmlLayout html_layout(std::span<const Report> reports) {
     double end = 0;
     if (reports[i].result.timeline) {
       for (const Span& span : reports[i].result.timeline->spans) end = std::max(end, span.end);
+    } else if (reports[i].figure_digest) {
+      end = reports[i].figure_digest->last_span_end();
     }
     const double lane_width = figure_x(figure, scale, end) - figure.plot_left;
     for (std::size_t d = 0; d < figure.lane_top.size(); ++d) {

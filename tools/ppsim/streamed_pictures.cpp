@@ -46,12 +46,21 @@ TimelineSink& PictureDigestStreamer::begin(const TimelineShape& shape) {
   ++run_;
   both_.figure = figure_.get();
   both_.ascii = ascii_.get();
+  both_.kept.reset();
+  if (scale_) both_.kept.emplace();
   return both_;
 }
 
 void PictureDigestStreamer::end(Report& report) {
   if (figure_) figure_->finish();
   if (ascii_) ascii_->finish();
+  if (both_.kept) {
+    // Small enough for one box per op: its figure is drawn from its timeline, as a kept run's is.
+    // (The ASCII digest stays: its widest label sizes the columns, the program being gone.)
+    report.result.timeline = std::move(*both_.kept);
+    both_.kept.reset();
+    figure_.reset();
+  }
   report.figure_digest = std::move(figure_);
   report.ascii_timeline = std::move(ascii_);
 }
@@ -59,14 +68,23 @@ void PictureDigestStreamer::end(Report& report) {
 void PictureDigestStreamer::Both::on_span(const Span& span) {
   if (figure != nullptr) figure->on_span(span);
   if (ascii != nullptr) ascii->on_span(span);
+  if (kept) {
+    if (kept->spans.size() < kMaxDrawnOps) {
+      kept->spans.push_back(span);
+    } else {
+      kept.reset();  // aggregated whatever else it holds: the digest draws it
+    }
+  }
 }
 
 void PictureDigestStreamer::Both::on_message(const MessageSpan& message) {
   if (figure != nullptr) figure->on_message(message);
+  if (kept) kept->messages.push_back(message);  // a few per span: bounded with them
 }
 
 void PictureDigestStreamer::Both::on_memory(const MemorySample& sample) {
   if (figure != nullptr) figure->on_memory(sample);
+  if (kept) kept->memory.push_back(sample);
 }
 
 }  // namespace ppsim

@@ -45,6 +45,8 @@ class GridFinderStreamer final : public TimelineStreamer {
 
 // The second run's streamer: fills each run's digests and gives them to its report. `scale`, when
 // set, makes figure digests (--svg, --html); `grids`, when not empty, ASCII ones (one per run).
+// A run small enough to draw one box per op (a schedule beside a large one in `compare`) keeps its
+// timeline instead, as it would have alone: a digest draws only aggregated lanes.
 class PictureDigestStreamer final : public TimelineStreamer {
  public:
   PictureDigestStreamer(std::optional<FigureScale> scale, std::vector<GridFinderStreamer::Found> grids)
@@ -57,6 +59,9 @@ class PictureDigestStreamer final : public TimelineStreamer {
    public:
     FigureDigest* figure = nullptr;
     AsciiTimelineDigest* ascii = nullptr;
+    // The records while the run could still be drawn box by box (at most kMaxDrawnOps spans);
+    // given up once it cannot.
+    std::optional<Timeline> kept;
     void on_span(const Span& span) override;
     void on_message(const MessageSpan& message) override;
     void on_memory(const MemorySample& sample) override;
