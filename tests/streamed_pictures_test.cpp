@@ -56,7 +56,8 @@ std::vector<ppsim::Report> kept(const ppsim::Scenario& scenario) { return ppsim:
 
 std::vector<ppsim::Report> digested(const ppsim::Scenario& scenario, bool figures, bool ascii) {
   ppsim::GridFinderStreamer finder(kWidth);
-  const std::vector<ppsim::Report> first = ppsim::simulate_all(scenario, false, &finder);
+  // As the CLI does: without an ASCII timeline, the scale comes from summaries alone.
+  const std::vector<ppsim::Report> first = ppsim::simulate_all(scenario, false, ascii ? &finder : nullptr);
   ppsim::PictureDigestStreamer digests(
       figures ? std::optional<ppsim::FigureScale>(ppsim::figure_scale(first)) : std::nullopt,
       ascii ? finder.grids() : std::vector<ppsim::GridFinderStreamer::Found>{});
@@ -94,6 +95,7 @@ TEST_CASE("Figures and pages drawn from digests are the ones drawn from kept tim
   CHECK(svg.find("ops: bars show busy share") != std::string::npos);
   CHECK(svg == ppsim::render_svg(expected));
   CHECK(ppsim::html_report(scenario, actual) == ppsim::html_report(scenario, expected));
+  CHECK(ppsim::render_svg(digested(scenario, true, false)) == svg);  // scale from summaries only
   // Where the page puts each lane (the browser test's pixel positions), from the digest too.
   const ppsim::HtmlLayout page = ppsim::html_layout(actual);
   const ppsim::HtmlLayout expected_page = ppsim::html_layout(expected);

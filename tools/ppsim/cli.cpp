@@ -108,10 +108,12 @@ std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, c
   const std::size_t timeline_width = timeline_width_for(out);
   std::optional<PictureDigestStreamer> digests;
   if (digested) {
-    // The first run gives the figures' shared scale and each ASCII timeline's grid.
+    // The first run gives the figures' shared scale and each ASCII timeline's grid. The scale needs
+    // only the summary, which the in-order sweep gives without recording a span; the grid needs
+    // every op's times.
     check_timeline_size(scenario);
     GridFinderStreamer finder(timeline_width);
-    const std::vector<Report> first = simulate_all(scenario, false, &finder);
+    const std::vector<Report> first = simulate_all(scenario, false, ascii ? &finder : nullptr);
     digests.emplace(figures ? std::optional<FigureScale>(figure_scale(first)) : std::nullopt,
                     ascii ? finder.grids() : std::vector<GridFinderStreamer::Found>{});
   }
