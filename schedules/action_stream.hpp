@@ -30,11 +30,14 @@ class ActionStream {
     };
 
     // Room left in the reader's buffer, for a steady state's loop that writes many actions without
-    // suspending (its counters stay in registers): `put` while `room() >= n`, then co_yield as usual.
-    // The last slot is kept out of it: a co_yield writes before it tests for a full buffer, so it
-    // must always find one slot free (a running coroutine always has one: a full buffer suspends it).
+    // suspending: it writes up to room() actions from free_slots() on through a local pointer, with
+    // its counters in locals (the stores then alias nothing the loop reads), commits how many it
+    // wrote, then co_yields as usual. The last slot is kept out of room(): a co_yield writes before
+    // it tests for a full buffer, so it must always find one slot free (a running coroutine always
+    // has one: a full buffer suspends it).
     std::size_t room() const noexcept { return capacity - count - 1; }
-    void put(const Action& action) noexcept { out[count++] = action; }
+    Action* free_slots() const noexcept { return out + count; }
+    void commit(std::size_t written) noexcept { count += written; }
 
     ActionStream get_return_object() { return ActionStream(Handle::from_promise(*this)); }
     std::suspend_always initial_suspend() noexcept { return {}; }

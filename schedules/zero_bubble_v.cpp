@@ -58,14 +58,18 @@ class DeviceOrder {
     int f0 = count_[kF0], i0 = count_[kI0], w0 = count_[kW0], f1 = count_[kF1], i1 = count_[kI1], w1 = count_[kW1];
     const int top = std::max({f0, i0, w0, f1, i1, w1});
     const int times = std::min(static_cast<int>(buffer.room() / 6), m_ - top);
+    // Locals only below: the stores through `out` (ints) could otherwise alias the members.
+    Action* out = buffer.free_slots();
+    const int chunk0 = chunk0_, chunk1 = chunk1_;
     for (int k = 0; k < times; ++k) {
-      buffer.put(Action{chunk0_, Op::kForward, f0++});
-      buffer.put(Action{chunk0_, Op::kBackwardInput, i0++});
-      buffer.put(Action{chunk0_, Op::kBackwardWeight, w0++});
-      buffer.put(Action{chunk1_, Op::kForward, f1++});
-      buffer.put(Action{chunk1_, Op::kBackwardInput, i1++});
-      buffer.put(Action{chunk1_, Op::kBackwardWeight, w1++});
+      *out++ = Action{chunk0, Op::kForward, f0++};
+      *out++ = Action{chunk0, Op::kBackwardInput, i0++};
+      *out++ = Action{chunk0, Op::kBackwardWeight, w0++};
+      *out++ = Action{chunk1, Op::kForward, f1++};
+      *out++ = Action{chunk1, Op::kBackwardInput, i1++};
+      *out++ = Action{chunk1, Op::kBackwardWeight, w1++};
     }
+    buffer.commit(6 * static_cast<std::size_t>(times));
     count_[kF0] = f0, count_[kI0] = i0, count_[kW0] = w0, count_[kF1] = f1, count_[kI1] = i1, count_[kW1] = w1;
   }
   bool past_m(std::span<const Kind> kinds) const {

@@ -92,15 +92,28 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
     info.last = s + 1 == stages;
     if (s + 1 < stages) info.forward.consumer = stage_device[index(s + 1)];
     if (s > 0) info.backward.consumer = stage_device[index(s - 1)];
-    for (Op op : {Op::kBackward, Op::kBackwardInput}) {
-      info.receives[op_index(op)] = !info.last;
-      info.sends[op_index(op)] = s > 0;
-    }
+    for (Op op : {Op::kBackward, Op::kBackwardInput}) info.receives[op_index(op)] = !info.last;
     info.receives[op_index(Op::kForward)] = s > 0;
-    info.sends[op_index(Op::kForward)] = !info.last;
   }
   std::vector<double> bandwidth;
   prepare_links(stage_device, costs, bandwidth);
+  // A link is timed when any of its messages takes time: an instant message queues behind a timed one.
+  std::vector<bool> timed(links_.size(), false);
+  for (std::size_t l = 0; l < links_.size(); ++l) timed[l] = links_[l].latency != 0;
+  for (const StageInfo& info : stages_) {
+    for (const StageOutput* output : {&info.forward, &info.backward}) {
+      if (output->link >= 0 && output->send_time != 0) timed[index(output->link)] = true;
+    }
+  }
+  for (int s = 0; s < stages; ++s) {
+    StageInfo& info = stages_[index(s)];
+    const auto kind = [&](const StageOutput& output) {
+      // A stage on the same device (no link) reads the message as soon as it is sent.
+      return output.link >= 0 && timed[index(output.link)] ? kTimedMessage : kInstantMessage;
+    };
+    for (Op op : {Op::kBackward, Op::kBackwardInput}) info.sends[op_index(op)] = s > 0 ? kind(info.backward) : kNoMessage;
+    info.sends[op_index(Op::kForward)] = info.last ? kNoMessage : kind(info.forward);
+  }
   figures_.assign(index(p), DeviceFigures{});
   const std::size_t timed_stages = options.record_stage_times ? index(stages) : 0;
   stage_figures_.assign(timed_stages, StageFigures{});

@@ -78,6 +78,9 @@ class Engine {
     std::int32_t microbatch = -1;  // -1: free
     std::uint8_t flags = 0;
   };
+  static constexpr std::uint8_t kNoMessage = 0;
+  static constexpr std::uint8_t kInstantMessage = 1;
+  static constexpr std::uint8_t kTimedMessage = 2;
   // 128 bytes, so that finding a stage's is a shift: the trusted sweep does it once an op.
   struct StageInfo {
     std::array<double, kNumOps> time{};
@@ -91,9 +94,11 @@ class Engine {
     int device = 0;
     bool last = false;  // the last stage, whose backward needs no gradient
     // Per op: it waits for a message (F but on stage 0, B and I but on the last stage) and sends
-    // one (F but on the last stage, B and I but on stage 0): the trusted sweep's only tests.
+    // one (F but on the last stage, B and I but on stage 0): the trusted sweep's only tests. A
+    // message that takes no time (no latency, no bytes or no bandwidth limit on its link) arrives
+    // as it is sent: its link, used by one device in the order its ops end, is then always free.
     std::array<bool, kNumOps> receives{};
-    std::array<bool, kNumOps> sends{};
+    std::array<std::uint8_t, kNumOps> sends{};  // kNoMessage, kInstantMessage or kTimedMessage
   };
   static_assert(sizeof(StageInfo) == 128);
 

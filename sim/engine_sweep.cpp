@@ -389,10 +389,10 @@ void Engine::advance_trusted(Feed& feed, int device) {
     busy += cost;
     if constexpr (!kOverlap) last_end = finish;
     double released = finish;  // blocking mode: when its message has left the link
-    if (stage.sends[op]) {
+    if (const std::uint8_t message = stage.sends[op]; message != kNoMessage) {
       const StageOutput& output = action.op == Op::kForward ? stage.forward : stage.backward;
       double arrival = finish;
-      if (output.link >= 0) {
+      if (message == kTimedMessage) {
         Link& link = links_[index_of(output.link)];
         // Counted afterwards (count_trusted_messages): every stage sends each micro-batch once a way.
         const Link::Departure departure = link.depart(finish, output.send_time);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "schedules/action.hpp"
 
@@ -17,6 +18,7 @@ class MemoryTracker {
     activation_bytes_ = peak_activation_bytes_ = 0;
     full_stashes_ = weight_parts_ = 0;
     peak_stashed_ = 0;
+    stash_bound_ = stash_bound();
   }
 
   // F allocates a whole stash; B frees it; I frees all but the weight part; W frees that part.
@@ -60,10 +62,20 @@ class MemoryTracker {
   double peak_stashed() const { return peak_stashed_; }
 
  private:
-  // Only allocations can raise a peak.
+  // Only allocations can raise a peak. The stash count, a double, is computed only when the whole
+  // stashes plus weight parts exceed the bound: with a weight fraction in [0, 1], stashed() is at
+  // most that integer sum (rounding is monotone), so below the bound it cannot be a new peak.
   void note_peak() {
     peak_activation_bytes_ = std::max(peak_activation_bytes_, activation_bytes_);
+    if (full_stashes_ + weight_parts_ > stash_bound_) [[unlikely]] note_stash_peak();
+  }
+  void note_stash_peak() {
     peak_stashed_ = std::max(peak_stashed_, stashed());
+    stash_bound_ = stash_bound();
+  }
+  std::int64_t stash_bound() const {
+    if (!(weight_fraction_ >= 0 && weight_fraction_ <= 1)) return std::numeric_limits<std::int64_t>::min();  // no bound: always compute
+    return static_cast<std::int64_t>(peak_stashed_);  // its floor: the peak is never negative
   }
 
   std::int64_t static_bytes_ = 0;
@@ -73,6 +85,7 @@ class MemoryTracker {
   std::int64_t full_stashes_ = 0;
   std::int64_t weight_parts_ = 0;
   double peak_stashed_ = 0;
+  std::int64_t stash_bound_ = 0;
 };
 
 }  // namespace ppsim
