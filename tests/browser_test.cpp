@@ -16,9 +16,9 @@
 #include "sim/report/html_report.hpp"
 #include "support/png.hpp"
 #include "support/xml_check.hpp"
-#include "tools/ppsim/pictures.hpp"
-#include "tools/ppsim/scenario.hpp"
-#include "tools/ppsim/study.hpp"
+#include "study/pictures.hpp"
+#include "study/scenario.hpp"
+#include "study/study.hpp"
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include "support/xml_check.hpp"
 #include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/pictures.hpp"
+#include "study/errors.hpp"
+#include "study/pictures.hpp"
 
 namespace {
 

@@ -15,9 +15,9 @@
 
 #include "schedules/program.hpp"
 #include "schedules/registry.hpp"
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/scenario.hpp"
-#include "tools/ppsim/study.hpp"
+#include "study/errors.hpp"
+#include "study/scenario.hpp"
+#include "study/study.hpp"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "models/transformer/architecture.hpp"
 #include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
-#include "tools/ppsim/errors.hpp"
+#include "study/errors.hpp"
 
 using Catch::Matchers::Contains;
 

@@ -1,4 +1,4 @@
-// The sweep's closed-form fast path (tools/ppsim/closed_form_point.hpp) must give the simulation's
+// The sweep's closed-form fast path (study/closed_form_point.hpp) must give the simulation's
 // figures to the last bit wherever it answers, and must decline where the closed forms are not
 // exact: the output bytes of a sweep do not depend on --simulate-all.
 #include <catch2/catch.hpp>
@@ -8,9 +8,9 @@
 #include "schedules/registry.hpp"
 #include "sim/engine.hpp"
 #include "support/same_figures.hpp"
-#include "tools/ppsim/closed_form_point.hpp"
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/study.hpp"
+#include "study/closed_form_point.hpp"
+#include "study/errors.hpp"
+#include "study/study.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // JSON configs: every key by its long option name, units, lists, and an error naming the JSON path
 // for each way a file can be wrong.
-#include "tools/ppsim/config.hpp"
+#include "study/config.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/scenario.hpp"
+#include "study/errors.hpp"
+#include "study/scenario.hpp"
 
 namespace {
 

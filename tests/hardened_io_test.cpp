@@ -12,9 +12,9 @@
 
 #include "schedules/schedule_file.hpp"
 #include "tests/support/cli_run.hpp"
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/schedule_loader.hpp"
-#include "tools/ppsim/sweep_study.hpp"
+#include "study/errors.hpp"
+#include "study/schedule_loader.hpp"
+#include "study/sweep_study.hpp"
 
 namespace fs = std::filesystem;
 using ppsim::test::cli;

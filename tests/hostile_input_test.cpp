@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "tests/support/cli_run.hpp"
-#include "tools/ppsim/errors.hpp"
+#include "study/errors.hpp"
 
 namespace fs = std::filesystem;
 using ppsim::test::cli;

@@ -1,5 +1,5 @@
 // Pictures of runs too large to keep are drawn from digests the engine fills as it runs
-// (tools/ppsim/streamed_pictures.hpp). They must be the pictures of the kept timeline byte for
+// (study/streamed_pictures.hpp). They must be the pictures of the kept timeline byte for
 // byte: the same SVG, the same HTML page, the same ASCII timeline, on every kind of lane (one box
 // per op cannot be digested, so the figures here are all above the 20,000 ops that aggregate them).
 #include <catch2/catch.hpp>
@@ -10,9 +10,9 @@
 #include "sim/report/figure_digest.hpp"
 #include "sim/report/html_report.hpp"
 #include "sim/report/svg_timeline.hpp"
-#include "tools/ppsim/pictures.hpp"
-#include "tools/ppsim/streamed_pictures.hpp"
-#include "tools/ppsim/study.hpp"
+#include "study/pictures.hpp"
+#include "study/streamed_pictures.hpp"
+#include "study/study.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // ppsim sweep --html: a well-formed, self-contained page with one bubble series per schedule and p,
 // the summary's Pareto front as a staircase, the same bytes for any number of threads, and the
 // usual one-line error for a path that cannot be written.
-#include "tools/ppsim/sweep_html.hpp"
+#include "study/sweep_html.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -13,10 +13,10 @@
 
 #include "support/cli_run.hpp"
 #include "support/xml_check.hpp"
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/sweep_runner.hpp"
-#include "tools/ppsim/sweep_study.hpp"
-#include "tools/ppsim/sweep_summary.hpp"
+#include "study/errors.hpp"
+#include "study/sweep_runner.hpp"
+#include "study/sweep_study.hpp"
+#include "study/sweep_summary.hpp"
 
 namespace {
 

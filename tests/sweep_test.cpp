@@ -10,11 +10,11 @@
 
 #include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/sweep_output.hpp"
-#include "tools/ppsim/sweep_runner.hpp"
-#include "tools/ppsim/sweep_study.hpp"
-#include "tools/ppsim/sweep_summary.hpp"
+#include "study/errors.hpp"
+#include "study/sweep_output.hpp"
+#include "study/sweep_runner.hpp"
+#include "study/sweep_study.hpp"
+#include "study/sweep_summary.hpp"
 
 namespace fs = std::filesystem;
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "support/cli_run.hpp"
-#include "tools/ppsim/errors.hpp"
+#include "study/errors.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "models/json/json_document.hpp"
-#include "tools/ppsim/config.hpp"
-#include "tools/ppsim/errors.hpp"
+#include "study/config.hpp"
+#include "study/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

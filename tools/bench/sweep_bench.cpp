@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/ppsim/sweep_runner.hpp"
-#include "tools/ppsim/sweep_study.hpp"
+#include "study/sweep_runner.hpp"
+#include "study/sweep_study.hpp"
 
 namespace {
 

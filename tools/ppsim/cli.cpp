@@ -1,33 +1,21 @@
 #include "tools/ppsim/cli.hpp"
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <map>
-#include <optional>
 #include <ostream>
 #include <sstream>
 
-#include "models/json/json_input_error.hpp"
 #include "schedules/registry.hpp"
-#include "sim/report/chrome_trace.hpp"
-#include "sim/report/streamed_timeline.hpp"
-#include "tools/ppsim/config.hpp"
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/formulas.hpp"
-#include "tools/ppsim/preset_list.hpp"
-#include "tools/ppsim/output_file.hpp"
-#include "tools/ppsim/pictures.hpp"
-#include "tools/ppsim/scenario.hpp"
-#include "tools/ppsim/schedule_loader.hpp"
-#include "tools/ppsim/streamed_pictures.hpp"
-#include "tools/ppsim/study.hpp"
+#include "study/api.hpp"
+#include "study/config.hpp"
+#include "study/formulas.hpp"
+#include "study/output_file.hpp"
+#include "study/study.hpp"
 #include "tools/ppsim/sweep_cli.hpp"
 #include "tools/ppsim/terminal.hpp"
 
 namespace ppsim {
 namespace {
-
-constexpr const char* kVersion = "ppsim 0.1.0";
 
 // The values of the scenario flags of one subcommand, kept as text until the config file is read,
 // so that flags override the file.
@@ -76,11 +64,7 @@ Scenario scenario_from(const ScenarioFlags& flags) {
     }
     apply_setting_text(setting.key, flags.text.at(std::string(setting.key)), display_flag(setting.flag), scenario);
   }
-  // A schedule file names its schedule: -s custom is implied unless -s says otherwise.
-  if (!scenario.schedule_file.empty() && scenario.sources.count("schedule") == 0) {
-    scenario.schedules = {"custom"};
-    scenario.sources["schedule"] = scenario.source_of("schedule-file");
-  }
+  imply_custom_schedule(scenario);
   return scenario;
 }
 
@@ -92,89 +76,6 @@ void add_picture_flags(CLI::App& command, PictureFiles& files) {
       ->type_name("FILE");
 }
 
-// Pictures are written before stdout, so a file that cannot be written leaves stdout empty too.
-std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
-                                  std::ostream& out) {
-  // A trace, and a JSON timeline, are written as the engine runs, so their memory does not grow with
-  // the run. The pictures and the ASCII timeline keep every run's timeline up to kMaxTimelineOps;
-  // above, they are drawn from digests filled as a second run of each schedule goes.
-  const bool json_timeline = scenario.timeline && scenario.format == OutputFormat::kJson;
-  const bool figures = !pictures.svg.empty() || !pictures.html.empty();
-  const bool ascii = scenario.timeline && !json_timeline;
-  const bool digested = (figures || ascii) && timeline_op_bound(scenario) > static_cast<double>(kMaxTimelineOps);
-  const bool kept = (figures || ascii) && !digested;
-  const bool stream_trace = !pictures.trace.empty() && !kept;
-  const bool stream_json = json_timeline && !kept;
-  const std::size_t timeline_width = timeline_width_for(out);
-  std::optional<PictureDigestStreamer> digests;
-  if (digested) {
-    // The first run gives the figures' shared scale and each ASCII timeline's grid. The scale needs
-    // only the summary, which the in-order sweep gives without recording a span; the grid needs
-    // every op's times.
-    check_timeline_size(scenario);
-    GridFinderStreamer finder(timeline_width);
-    const std::vector<Report> first = simulate_all(scenario, false, ascii ? &finder : nullptr);
-    digests.emplace(figures ? std::optional<FigureScale>(figure_scale(first)) : std::nullopt,
-                    ascii ? finder.grids() : std::vector<GridFinderStreamer::Found>{});
-  }
-  std::optional<SpooledFile> trace;
-  std::optional<ChromeTraceWriter> writer;
-  if (stream_trace) {
-    trace.emplace(pictures.trace, "--trace");
-    writer.emplace(trace->stream());
-  }
-  // In compare's array a report object sits one level deeper.
-  JsonTimelineStreamer json((scenario.schedules.size() == 1 && !side_by_side) ? 0 : 1);
-  std::vector<TimelineStreamer*> streamers;
-  if (stream_trace) streamers.push_back(&*writer);
-  if (stream_json) streamers.push_back(&json);
-  if (digests) streamers.push_back(&*digests);
-  TeeStreamer tee(streamers);
-  TimelineStreamer* streamer = streamers.empty() ? nullptr : streamers.size() == 1 ? streamers.front() : &tee;
-  auto reports = simulate_all(scenario, kept, streamer);
-  ReportOptions options;
-  options.timeline = scenario.timeline;
-  options.side_by_side = side_by_side;
-  options.timeline_width = timeline_width;
-  // Nothing reaches `out` unless every schedule simulated and every file was written; a streamed
-  // timeline's report waits on disk.
-  std::ostringstream buffer;
-  std::optional<ScratchFile> scratch;
-  std::ostream& report_out = stream_json ? scratch.emplace().stream() : buffer;
-  make_reporter(scenario.format)->write(report_out, reports, options);
-  if (scratch) scratch->finish();
-  PictureFiles rendered = pictures;
-  if (stream_trace) rendered.trace.clear();
-  std::vector<OutputFile> files = render_pictures(scenario, reports, rendered);
-  if (stream_trace) {
-    writer->finish();
-    files.push_back({pictures.trace, "", "--trace", &*trace});
-  }
-  write_files_atomically(files);
-  if (scratch) {
-    scratch->copy_to(out);
-  } else {
-    out << buffer.str();
-  }
-  return reports;
-}
-
-void write_schedule_list(std::ostream& out) {
-  std::size_t name_width = 4;
-  for (const auto& info : schedule_registry()) name_width = std::max(name_width, info.name.size());
-  auto pad = [&](std::string_view text) {
-    std::string padded(text);
-    padded.resize(std::max(padded.size(), name_width), ' ');
-    return padded;
-  };
-  out << pad("name") << "  summary\n";
-  for (const auto& info : schedule_registry()) {
-    out << pad(info.name) << "  " << info.summary << '\n'
-        << pad("") << "  constraints: " << info.constraints << '\n'
-        << pad("") << "  source: " << info.source << '\n';
-  }
-}
-
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -182,7 +83,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       "ppsim: a discrete-event simulator of pipeline-parallel training schedules.\n"
       "Without a command it compares GPipe and 1F1B at p=4, m=8, F=1, B=2.",
       "ppsim"};
-  app.set_version_flag("--version", kVersion);
+  app.set_version_flag("--version", std::string("ppsim ") + kVersion);
   app.require_subcommand(0, 1);
   app.footer("Exit status: 0 success, 2 bad input, 3 invalid or deadlocking schedule, 1 anything else.");
 
@@ -234,12 +135,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     } else if (models->parsed()) {
       write_preset_list(out);
     } else if (run->parsed()) {
-      Scenario scenario = scenario_from(run_flags);
-      if (scenario.schedules.size() != 1) {
-        throw InputError(scenario.source_of("schedule") + ": run simulates one schedule; use `ppsim compare -s " +
-                         run_flags.text["schedule"] + "` for several");
-      }
-      write_reports(scenario, false, run_pictures, out);
+      const Scenario scenario = scenario_from(run_flags);
+      check_run_schedules(scenario);
+      write_reports(scenario, false, run_pictures, out, timeline_width_for(out));
     } else if (export_command->parsed()) {
       Scenario scenario = scenario_from(export_flags);
       const bool json_path = export_path.size() >= 5 && export_path.compare(export_path.size() - 5, 5, ".json") == 0;
@@ -272,15 +170,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       out << buffer.str();
     } else if (compare->parsed()) {
       Scenario scenario = scenario_from(compare_flags);
-      if (compare_flags.options["schedule"]->count() == 0 && scenario.sources.count("schedule") == 0) {
-        scenario.schedules = {"gpipe", "1f1b"};
-      }
-      write_reports(scenario, true, compare_pictures, out);
+      default_compare_schedules(scenario);
+      write_reports(scenario, true, compare_pictures, out, timeline_width_for(out));
     } else {
       // The default study also leaves its pictures in the working directory; not being able to
       // write them there (a read-only directory) does not spoil the tables already printed.
       const Scenario study = default_study();
-      const auto reports = write_reports(study, true, {}, out);
+      const auto reports = write_reports(study, true, {}, out, timeline_width_for(out));
       try {
         write_file_atomically(kDefaultReportPath, html_report(study, reports), "ppsim");
         err << "ppsim: wrote the report to " << kDefaultReportPath << '\n';

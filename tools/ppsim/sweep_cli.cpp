@@ -3,14 +3,14 @@
 #include <charconv>
 #include <thread>
 
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/output_file.hpp"
-#include "tools/ppsim/sweep_html.hpp"
-#include "tools/ppsim/sweep_merge.hpp"
-#include "tools/ppsim/sweep_output.hpp"
+#include "study/errors.hpp"
+#include "study/output_file.hpp"
+#include "study/sweep_html.hpp"
+#include "study/sweep_merge.hpp"
+#include "study/sweep_output.hpp"
 #include "tools/ppsim/sweep_progress.hpp"
-#include "tools/ppsim/sweep_runner.hpp"
-#include "tools/ppsim/sweep_summary.hpp"
+#include "study/sweep_runner.hpp"
+#include "study/sweep_summary.hpp"
 
 namespace ppsim {
 namespace {

@@ -4,10 +4,9 @@
 #include <cstddef>
 #include <ostream>
 
-namespace ppsim {
+#include "study/api.hpp"  // kDefaultTimelineWidth: rows stay within it unless the output is a terminal
 
-// Rows stay within 160 characters unless the output is a terminal.
-inline constexpr std::size_t kDefaultTimelineWidth = 160;
+namespace ppsim {
 
 // The terminal's width when `out` is the process's stdout and that is a terminal: $COLUMNS when it
 // holds a positive number, else the window size (TIOCGWINSZ). Otherwise kDefaultTimelineWidth, so

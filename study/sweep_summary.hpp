@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sim/report/format.hpp"
-#include "tools/ppsim/sweep_runner.hpp"
+#include "study/sweep_runner.hpp"
 
 namespace ppsim {
 

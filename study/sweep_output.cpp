@@ -1,9 +1,9 @@
-#include "tools/ppsim/sweep_output.hpp"
+#include "study/sweep_output.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include "sim/report/format.hpp"
-#include "tools/ppsim/errors.hpp"
+#include "study/errors.hpp"
 
 namespace ppsim {
 namespace {
@@ -77,7 +77,8 @@ std::string csv_cell(const nlohmann::ordered_json& value) {
   return quoted + "\"";
 }
 
-// One point as an ordered object: the same keys, in the same order, for every point of a study.
+}  // namespace
+
 nlohmann::ordered_json point_row(const Study& study, const PointResult& point) {
   nlohmann::ordered_json row;
   row["point"] = point.index;
@@ -105,7 +106,6 @@ nlohmann::ordered_json point_row(const Study& study, const PointResult& point) {
   return row;
 }
 
-}  // namespace
 
 SweepFormat sweep_format_for(const std::string& path, std::string_view flag) {
   if (path.ends_with(".csv")) return SweepFormat::kCsv;

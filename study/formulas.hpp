@@ -10,7 +10,7 @@
 #include "sim/report/closed_form_note.hpp"
 #include "sim/report/report.hpp"
 #include "sim/result.hpp"
-#include "tools/ppsim/scenario.hpp"
+#include "study/scenario.hpp"
 
 namespace ppsim {
 

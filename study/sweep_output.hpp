@@ -7,7 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/ppsim/sweep_runner.hpp"
+#include <nlohmann/json.hpp>
+
+#include "study/sweep_runner.hpp"
 
 namespace ppsim {
 
@@ -20,6 +22,10 @@ SweepFormat sweep_format_for(const std::string& path, std::string_view flag);
 // with a model), then every other axis by its key. Cells are as people read them.
 std::vector<std::string> input_columns(const Study& study);
 std::vector<std::string> input_cells(const Study& study, const PointResult& point);
+
+// One point as an ordered object, a line of the .jsonl file: the same keys, in the same order, for
+// every point of a study.
+nlohmann::ordered_json point_row(const Study& study, const PointResult& point);
 
 std::string sweep_csv(const Study& study, const std::vector<PointResult>& points);
 std::string sweep_jsonl(const Study& study, const std::vector<PointResult>& points);

@@ -1,4 +1,4 @@
-#include "tools/ppsim/streamed_pictures.hpp"
+#include "study/streamed_pictures.hpp"
 
 #include <stdexcept>
 

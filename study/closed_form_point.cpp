@@ -1,11 +1,11 @@
-#include "tools/ppsim/closed_form_point.hpp"
+#include "study/closed_form_point.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
 #include "schedules/closed_forms.hpp"
-#include "tools/ppsim/formulas.hpp"
+#include "study/formulas.hpp"
 
 namespace ppsim {
 namespace {

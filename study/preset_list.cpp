@@ -1,4 +1,4 @@
-#include "tools/ppsim/preset_list.hpp"
+#include "study/preset_list.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/ppsim/scenario.hpp"
+#include "study/scenario.hpp"
 
 namespace ppsim {
 

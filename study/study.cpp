@@ -1,4 +1,4 @@
-#include "tools/ppsim/study.hpp"
+#include "study/study.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,11 +9,11 @@
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "sim/report/time_axis.hpp"
-#include "tools/ppsim/closed_form_point.hpp"
-#include "tools/ppsim/config.hpp"
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/schedule_loader.hpp"
-#include "tools/ppsim/transformer_study.hpp"
+#include "study/closed_form_point.hpp"
+#include "study/config.hpp"
+#include "study/errors.hpp"
+#include "study/schedule_loader.hpp"
+#include "study/transformer_study.hpp"
 
 namespace ppsim {
 namespace {

@@ -11,7 +11,7 @@
 #include "schedules/registry.hpp"
 #include "sim/engine.hpp"
 #include "sim/report/report.hpp"
-#include "tools/ppsim/scenario.hpp"
+#include "study/scenario.hpp"
 
 namespace ppsim {
 

@@ -1,11 +1,11 @@
-#include "tools/ppsim/pictures.hpp"
+#include "study/pictures.hpp"
 
 #include <vector>
 
 #include "sim/report/chrome_trace.hpp"
 #include "sim/report/html_report.hpp"
 #include "sim/report/svg_timeline.hpp"
-#include "tools/ppsim/formulas.hpp"
+#include "study/formulas.hpp"
 
 namespace ppsim {
 namespace {

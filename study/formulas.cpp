@@ -1,4 +1,4 @@
-#include "tools/ppsim/formulas.hpp"
+#include "study/formulas.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,8 +13,8 @@
 #include "schedules/registry.hpp"
 #include "sim/engine.hpp"
 #include "sim/report/format.hpp"
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/study.hpp"
+#include "study/errors.hpp"
+#include "study/study.hpp"
 
 namespace ppsim {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/ppsim/sweep_study.hpp"
+#include "study/sweep_study.hpp"
 
 namespace ppsim {
 

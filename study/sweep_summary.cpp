@@ -1,11 +1,11 @@
-#include "tools/ppsim/sweep_summary.hpp"
+#include "study/sweep_summary.hpp"
 
 #include <algorithm>
 #include <map>
 #include <sstream>
 
 #include "sim/report/format.hpp"
-#include "tools/ppsim/sweep_output.hpp"
+#include "study/sweep_output.hpp"
 
 namespace ppsim {
 namespace {

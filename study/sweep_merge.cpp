@@ -1,4 +1,4 @@
-#include "tools/ppsim/sweep_merge.hpp"
+#include "study/sweep_merge.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/sweep_output.hpp"
+#include "study/errors.hpp"
+#include "study/sweep_output.hpp"
 
 namespace ppsim {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/ppsim/transformer_study.hpp"
+#include "study/transformer_study.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -7,8 +7,8 @@
 #include "models/json/architecture_json.hpp"
 #include "models/json/hardware_profile_json.hpp"
 #include "models/json/json_input_error.hpp"
-#include "tools/ppsim/config.hpp"
-#include "tools/ppsim/errors.hpp"
+#include "study/config.hpp"
+#include "study/errors.hpp"
 
 namespace ppsim {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/ppsim/sweep_study.hpp"
+#include "study/sweep_study.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,8 +9,8 @@
 #include "models/json/json_document.hpp"
 #include "schedules/registry.hpp"
 #include "sim/report/format.hpp"
-#include "tools/ppsim/config.hpp"
-#include "tools/ppsim/errors.hpp"
+#include "study/config.hpp"
+#include "study/errors.hpp"
 
 namespace ppsim {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/ppsim/sweep_runner.hpp"
+#include "study/sweep_runner.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -8,9 +8,9 @@
 #include <mutex>
 #include <thread>
 
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/study.hpp"
-#include "tools/ppsim/transformer_study.hpp"
+#include "study/errors.hpp"
+#include "study/study.hpp"
+#include "study/transformer_study.hpp"
 
 namespace ppsim {
 namespace {

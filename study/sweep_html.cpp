@@ -1,4 +1,4 @@
-#include "tools/ppsim/sweep_html.hpp"
+#include "study/sweep_html.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,7 +14,7 @@
 #include "sim/report/format.hpp"
 #include "sim/report/markup.hpp"
 #include "sim/report/time_axis.hpp"
-#include "tools/ppsim/sweep_summary.hpp"
+#include "study/sweep_summary.hpp"
 
 namespace ppsim {
 namespace {

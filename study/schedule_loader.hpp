@@ -7,7 +7,7 @@
 
 #include "schedules/program.hpp"
 #include "schedules/schedule_file.hpp"
-#include "tools/ppsim/scenario.hpp"
+#include "study/scenario.hpp"
 
 namespace ppsim {
 

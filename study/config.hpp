@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "tools/ppsim/scenario.hpp"
+#include "study/scenario.hpp"
 
 namespace ppsim {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "sim/report/report.hpp"
-#include "tools/ppsim/output_file.hpp"
-#include "tools/ppsim/scenario.hpp"
+#include "study/output_file.hpp"
+#include "study/scenario.hpp"
 
 namespace ppsim {
 

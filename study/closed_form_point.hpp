@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "sim/report/report.hpp"
-#include "tools/ppsim/scenario.hpp"
+#include "study/scenario.hpp"
 
 namespace ppsim {
 

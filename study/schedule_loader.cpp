@@ -1,4 +1,4 @@
-#include "tools/ppsim/schedule_loader.hpp"
+#include "study/schedule_loader.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -8,9 +8,9 @@
 #include "schedules/schedule_file.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
-#include "tools/ppsim/errors.hpp"
-#include "tools/ppsim/study.hpp"
-#include "tools/ppsim/transformer_study.hpp"
+#include "study/errors.hpp"
+#include "study/study.hpp"
+#include "study/transformer_study.hpp"
 
 namespace ppsim {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/ppsim/sweep_runner.hpp"
+#include "study/sweep_runner.hpp"
 
 namespace ppsim {
 

@@ -1,4 +1,4 @@
-#include "tools/ppsim/config.hpp"
+#include "study/config.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include "models/json/json_document.hpp"
 #include "models/json/json_fields.hpp"
 #include "models/transformer/data_parallel.hpp"
-#include "tools/ppsim/errors.hpp"
+#include "study/errors.hpp"
 
 namespace ppsim {
 namespace {

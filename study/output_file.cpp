@@ -1,4 +1,4 @@
-#include "tools/ppsim/output_file.hpp"
+#include "study/output_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "schedules/excerpt.hpp"
-#include "tools/ppsim/errors.hpp"
+#include "study/errors.hpp"
 
 namespace ppsim {
 namespace {

@@ -1,0 +1,157 @@
+#include "study/api.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <sstream>
+
+#include "schedules/registry.hpp"
+#include "sim/report/chrome_trace.hpp"
+#include "sim/report/reporter.hpp"
+#include "sim/report/streamed_timeline.hpp"
+#include "study/config.hpp"
+#include "study/output_file.hpp"
+#include "study/streamed_pictures.hpp"
+#include "study/study.hpp"
+#include "study/sweep_output.hpp"
+#include "study/sweep_summary.hpp"
+
+namespace ppsim {
+
+void imply_custom_schedule(Scenario& scenario) {
+  if (!scenario.schedule_file.empty() && scenario.sources.count("schedule") == 0) {
+    scenario.schedules = {"custom"};
+    scenario.sources["schedule"] = scenario.source_of("schedule-file");
+  }
+}
+
+Scenario scenario_from_settings(const nlohmann::json& settings, const std::string& origin) {
+  Scenario scenario;
+  apply_config_json(settings, origin, scenario);
+  imply_custom_schedule(scenario);
+  return scenario;
+}
+
+void check_run_schedules(const Scenario& scenario) {
+  if (scenario.schedules.size() == 1) return;
+  std::string names;
+  for (const std::string& name : scenario.schedules) names += (names.empty() ? "" : ",") + name;
+  throw InputError(scenario.source_of("schedule") + ": run simulates one schedule; use `ppsim compare -s " + names +
+                   "` for several");
+}
+
+void default_compare_schedules(Scenario& scenario) {
+  if (scenario.sources.count("schedule") == 0) scenario.schedules = {"gpipe", "1f1b"};
+}
+
+// Pictures are written before `out`, so a file that cannot be written leaves `out` empty too.
+std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
+                                  std::ostream& out, std::size_t timeline_width) {
+  // A trace, and a JSON timeline, are written as the engine runs, so their memory does not grow with
+  // the run. The pictures and the ASCII timeline keep every run's timeline up to kMaxTimelineOps;
+  // above, they are drawn from digests filled as a second run of each schedule goes.
+  const bool json_timeline = scenario.timeline && scenario.format == OutputFormat::kJson;
+  const bool figures = !pictures.svg.empty() || !pictures.html.empty();
+  const bool ascii = scenario.timeline && !json_timeline;
+  const bool digested = (figures || ascii) && timeline_op_bound(scenario) > static_cast<double>(kMaxTimelineOps);
+  const bool kept = (figures || ascii) && !digested;
+  const bool stream_trace = !pictures.trace.empty() && !kept;
+  const bool stream_json = json_timeline && !kept;
+  std::optional<PictureDigestStreamer> digests;
+  if (digested) {
+    // The first run gives the figures' shared scale and each ASCII timeline's grid. The scale needs
+    // only the summary, which the in-order sweep gives without recording a span; the grid needs
+    // every op's times.
+    check_timeline_size(scenario);
+    GridFinderStreamer finder(timeline_width);
+    const std::vector<Report> first = simulate_all(scenario, false, ascii ? &finder : nullptr);
+    digests.emplace(figures ? std::optional<FigureScale>(figure_scale(first)) : std::nullopt,
+                    ascii ? finder.grids() : std::vector<GridFinderStreamer::Found>{});
+  }
+  std::optional<SpooledFile> trace;
+  std::optional<ChromeTraceWriter> writer;
+  if (stream_trace) {
+    trace.emplace(pictures.trace, "--trace");
+    writer.emplace(trace->stream());
+  }
+  // In compare's array a report object sits one level deeper.
+  JsonTimelineStreamer json((scenario.schedules.size() == 1 && !side_by_side) ? 0 : 1);
+  std::vector<TimelineStreamer*> streamers;
+  if (stream_trace) streamers.push_back(&*writer);
+  if (stream_json) streamers.push_back(&json);
+  if (digests) streamers.push_back(&*digests);
+  TeeStreamer tee(streamers);
+  TimelineStreamer* streamer = streamers.empty() ? nullptr : streamers.size() == 1 ? streamers.front() : &tee;
+  auto reports = simulate_all(scenario, kept, streamer);
+  ReportOptions options;
+  options.timeline = scenario.timeline;
+  options.side_by_side = side_by_side;
+  options.timeline_width = timeline_width;
+  // Nothing reaches `out` unless every schedule simulated and every file was written; a streamed
+  // timeline's report waits on disk.
+  std::ostringstream buffer;
+  std::optional<ScratchFile> scratch;
+  std::ostream& report_out = stream_json ? scratch.emplace().stream() : buffer;
+  make_reporter(scenario.format)->write(report_out, reports, options);
+  if (scratch) scratch->finish();
+  PictureFiles rendered = pictures;
+  if (stream_trace) rendered.trace.clear();
+  std::vector<OutputFile> files = render_pictures(scenario, reports, rendered);
+  if (stream_trace) {
+    writer->finish();
+    files.push_back({pictures.trace, "", "--trace", &*trace});
+  }
+  write_files_atomically(files);
+  if (scratch) {
+    scratch->copy_to(out);
+  } else {
+    out << buffer.str();
+  }
+  return reports;
+}
+
+void write_schedule_list(std::ostream& out) {
+  std::size_t name_width = 4;
+  for (const auto& info : schedule_registry()) name_width = std::max(name_width, info.name.size());
+  auto pad = [&](std::string_view text) {
+    std::string padded(text);
+    padded.resize(std::max(padded.size(), name_width), ' ');
+    return padded;
+  };
+  out << pad("name") << "  summary\n";
+  for (const auto& info : schedule_registry()) {
+    out << pad(info.name) << "  " << info.summary << '\n'
+        << pad("") << "  constraints: " << info.constraints << '\n'
+        << pad("") << "  source: " << info.source << '\n';
+  }
+}
+
+nlohmann::ordered_json sweep_result_json(const Study& study, const std::vector<PointResult>& points,
+                                         std::size_t shard_index, std::size_t shard_count) {
+  nlohmann::ordered_json result;
+  nlohmann::ordered_json& rows = result["points"] = nlohmann::ordered_json::array();
+  for (const PointResult& point : points) rows.push_back(point_row(study, point));
+  const auto positions = [](const std::vector<std::size_t>& list) {
+    nlohmann::ordered_json array = nlohmann::ordered_json::array();
+    for (std::size_t position : list) array.push_back(position);
+    return array;
+  };
+  result["objective"] = objective_name(study.objective);
+  result["top"] = positions(top_points(study, points));
+  result["pareto_front"] = positions(pareto_front(study, points));
+  nlohmann::ordered_json& choose = result["choose_m"] = nlohmann::ordered_json::array();
+  for (const ChooseMRow& row : choose_m(study, points)) {
+    nlohmann::ordered_json entry;
+    entry["schedule"] = row.schedule;
+    entry["p"] = row.p;
+    entry["v"] = row.v;
+    // The point with the smallest m at the target, or null with the best one reached instead.
+    entry["point"] = row.reached ? nlohmann::ordered_json(row.found) : nlohmann::ordered_json(nullptr);
+    entry["best"] = row.reached ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.best);
+    entry["largest_m"] = row.largest_m;
+    choose.push_back(entry);
+  }
+  result["summary"] = sweep_summary(study, points, shard_index, shard_count);
+  return result;
+}
+
+}  // namespace ppsim

@@ -1,0 +1,67 @@
+#pragma once
+// The library's public face: every operation of ppsim, as the command line (tools/ppsim) and the
+// Python module (tools/python) both call it. A front end turns its arguments into a Scenario or a
+// Study, calls one of these and prints or returns what comes back; nothing else is theirs.
+//
+// Failures are exceptions with the command line's one-line messages: InputError for bad input
+// (exit 2; ppsim.InputError in Python), ScheduleError for a schedule that is invalid or deadlocks
+// (exit 3; ppsim.ScheduleError), JsonInputError for a bad model or hardware file (exit 2).
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/json/json_input_error.hpp"
+#include "sim/report/report.hpp"
+#include "study/errors.hpp"
+#include "study/pictures.hpp"
+#include "study/preset_list.hpp"
+#include "study/scenario.hpp"
+#include "study/schedule_loader.hpp"
+#include "study/sweep_runner.hpp"
+#include "study/sweep_study.hpp"
+
+namespace ppsim {
+
+// The library's version, as `ppsim --version` and ppsim.__version__ print it.
+inline constexpr const char* kVersion = "0.1.0";
+
+// The ASCII timeline's width where no terminal says otherwise.
+inline constexpr std::size_t kDefaultTimelineWidth = 160;
+
+// Settings as a config file holds them: a JSON object whose keys are the long option names. Errors
+// name `origin` and the JSON path, as for a file ("settings: $.m: ...").
+Scenario scenario_from_settings(const nlohmann::json& settings, const std::string& origin);
+
+// A schedule file names its schedule: schedule `custom` is implied unless the scenario names one.
+// scenario_from_settings applies it; a front end that builds a scenario from flags calls it last.
+void imply_custom_schedule(Scenario& scenario);
+
+// ppsim run (one schedule) and ppsim compare (several, side by side: compare's layout, an array in
+// JSON). Simulates every schedule of the scenario, writes its --format output to `out` and the
+// pictures asked for; nothing reaches `out` unless every schedule simulated and every file was
+// written. Returns the reports.
+void check_run_schedules(const Scenario& scenario);  // run's rule: exactly one schedule
+std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
+                                  std::ostream& out, std::size_t timeline_width = kDefaultTimelineWidth);
+
+// compare without -s: GPipe against 1F1B.
+void default_compare_schedules(Scenario& scenario);
+
+// ppsim export: export_schedule (study/schedule_loader.hpp), a schedule's per-device actions as
+// torch.distributed.pipelining's CSV (or JSON with --format json).
+// ppsim models: write_preset_list (study/preset_list.hpp).
+
+// ppsim schedules: the registry as text.
+void write_schedule_list(std::ostream& out);
+
+// ppsim sweep: every point of the study (run_sweep, in point order for any number of threads),
+// and what the summary shows of them as data: the points as the .jsonl file writes them, the
+// top table, the Pareto front and the choose-m rows (positions into "points"), and the summary text.
+nlohmann::ordered_json sweep_result_json(const Study& study, const std::vector<PointResult>& points,
+                                         std::size_t shard_index = 0, std::size_t shard_count = 1);
+
+}  // namespace ppsim
