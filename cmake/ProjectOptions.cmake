@@ -10,6 +10,8 @@ endif()
 
 option(PPSIM_BUILD_TESTS "Build the Catch2 test suite" ON)
 option(PPSIM_BUILD_BENCHMARKS "Build the Google Benchmark targets" ON)
+# The Python module (tools/python), built whenever pybind11 and Python's headers are found.
+option(PPSIM_BUILD_PYTHON "Build the Python module when pybind11 is found" ON)
 # libFuzzer targets (tests/fuzz): clang only; the asan preset turns them on.
 option(PPSIM_BUILD_FUZZERS "Build the libFuzzer targets of every parser (needs clang)" OFF)
 if(PPSIM_BUILD_FUZZERS AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")

@@ -24,8 +24,10 @@ void imply_custom_schedule(Scenario& scenario) {
   }
 }
 
-Scenario scenario_from_settings(const nlohmann::json& settings, const std::string& origin) {
+Scenario scenario_from_settings(const nlohmann::json& settings, const std::string& origin,
+                                const std::string& config_path) {
   Scenario scenario;
+  if (!config_path.empty()) apply_config_file(config_path, scenario);
   apply_config_json(settings, origin, scenario);
   imply_custom_schedule(scenario);
   return scenario;
@@ -123,6 +125,20 @@ void write_schedule_list(std::ostream& out) {
         << pad("") << "  constraints: " << info.constraints << '\n'
         << pad("") << "  source: " << info.source << '\n';
   }
+}
+
+nlohmann::ordered_json schedule_list_json() {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& info : schedule_registry()) {
+    nlohmann::ordered_json row;
+    row["name"] = info.name;
+    row["summary"] = info.summary;
+    row["constraints"] = info.constraints;
+    row["source"] = info.source;
+    row["default_v"] = info.default_v;
+    list.push_back(row);
+  }
+  return list;
 }
 
 nlohmann::ordered_json sweep_result_json(const Study& study, const std::vector<PointResult>& points,

@@ -33,8 +33,10 @@ inline constexpr const char* kVersion = "0.1.0";
 inline constexpr std::size_t kDefaultTimelineWidth = 160;
 
 // Settings as a config file holds them: a JSON object whose keys are the long option names. Errors
-// name `origin` and the JSON path, as for a file ("settings: $.m: ...").
-Scenario scenario_from_settings(const nlohmann::json& settings, const std::string& origin);
+// name `origin` and the JSON path, as for a file ("ppsim.run: $.m: ..."). A config file, when
+// given, is read first and the settings override it, as flags override -c.
+Scenario scenario_from_settings(const nlohmann::json& settings, const std::string& origin,
+                                const std::string& config_path = "");
 
 // A schedule file names its schedule: schedule `custom` is implied unless the scenario names one.
 // scenario_from_settings applies it; a front end that builds a scenario from flags calls it last.
@@ -55,8 +57,10 @@ void default_compare_schedules(Scenario& scenario);
 // torch.distributed.pipelining's CSV (or JSON with --format json).
 // ppsim models: write_preset_list (study/preset_list.hpp).
 
-// ppsim schedules: the registry as text.
+// ppsim schedules: the registry as text, and as data (--format json): name, summary, constraints,
+// source and default v of each schedule. ppsim models --format json: preset_list_json.
 void write_schedule_list(std::ostream& out);
+nlohmann::ordered_json schedule_list_json();
 
 // ppsim sweep: every point of the study (run_sweep, in point order for any number of threads),
 // and what the summary shows of them as data: the points as the .jsonl file writes them, the

@@ -52,4 +52,36 @@ void write_preset_list(std::ostream& out) {
   out << "Bandwidths are per GPU and direction. Sources: `source` in each configs/ file.\n";
 }
 
+nlohmann::ordered_json preset_list_json() {
+  nlohmann::ordered_json list;
+  nlohmann::ordered_json& models = list["models"] = nlohmann::ordered_json::array();
+  for (const Architecture& arch : architecture_presets()) {
+    nlohmann::ordered_json row;
+    row["name"] = arch.name;
+    row["parameters"] = parameter_count(arch);
+    row["layers"] = arch.layers;
+    row["hidden"] = arch.hidden;
+    row["heads"] = arch.heads;
+    row["kv_heads"] = arch.kv_heads;
+    row["ffn"] = arch.ffn_hidden;
+    row["vocab"] = arch.vocab;
+    row["mlp"] = arch.gated_mlp ? "SwiGLU" : "GeLU";
+    models.push_back(row);
+  }
+  nlohmann::ordered_json& hardware = list["hardware"] = nlohmann::ordered_json::array();
+  for (const HardwareProfile& profile : hardware_presets()) {
+    nlohmann::ordered_json row;
+    row["name"] = lower(profile.name);
+    row["bf16_flops"] = *profile.peak_flops("bf16");
+    row["memory_bandwidth"] = profile.memory_bandwidth;
+    row["memory_capacity"] = profile.memory_capacity;
+    row["intra_node_bandwidth"] = profile.intra_node_bandwidth;
+    row["inter_node_bandwidth"] = profile.inter_node_bandwidth;
+    row["devices_per_node"] = profile.devices_per_node;
+    row["efficiency"] = profile.efficiency_assumed ? "assumed" : "measured";
+    hardware.push_back(row);
+  }
+  return list;
+}
+
 }  // namespace ppsim

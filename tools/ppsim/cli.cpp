@@ -106,6 +106,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_picture_flags(*compare, compare_pictures);
   CLI::App* schedules = app.add_subcommand("schedules", "list the schedules: name, summary, constraints, source");
   CLI::App* models = app.add_subcommand("models", "list the model and hardware presets of --model and --hardware");
+  std::string schedules_format = "table";
+  std::string models_format = "table";
+  for (auto [command, format] : {std::pair{schedules, &schedules_format}, std::pair{models, &models_format}}) {
+    command->add_option("--format", *format, "table (default) or json")->type_name("FORMAT")->check(
+        CLI::IsMember({"table", "json"}));
+  }
   ScenarioFlags export_flags;
   std::string export_path;
   CLI::App* export_command = app.add_subcommand(
@@ -129,11 +135,19 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     app.parse(static_cast<int>(argv.size()), argv.data());
 
     if (schedules->parsed()) {
-      write_schedule_list(out);
+      if (schedules_format == "json") {
+        out << schedule_list_json().dump(2) << '\n';
+      } else {
+        write_schedule_list(out);
+      }
     } else if (sweep_commands.sweep->parsed() || sweep_commands.merge->parsed()) {
       run_sweep_commands(sweep_commands, out, err);
     } else if (models->parsed()) {
-      write_preset_list(out);
+      if (models_format == "json") {
+        out << preset_list_json().dump(2) << '\n';
+      } else {
+        write_preset_list(out);
+      }
     } else if (run->parsed()) {
       const Scenario scenario = scenario_from(run_flags);
       check_run_schedules(scenario);

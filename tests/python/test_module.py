@@ -1,0 +1,184 @@
+"""The Python module against the command line: the same library, so the same figures and errors.
+
+Run by ctest (tests/CMakeLists.txt) with PYTHONPATH at the build tree's package, PPSIM at the
+ppsim binary and PPSIM_SOURCE_DIR at the checkout.
+"""
+
+import glob
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+
+import ppsim
+
+PPSIM = os.environ["PPSIM"]
+SOURCE = os.environ["PPSIM_SOURCE_DIR"]
+EXAMPLES = sorted(glob.glob(os.path.join(SOURCE, "configs", "examples", "*.json")))
+
+
+def cli(*args, check=True):
+    done = subprocess.run([PPSIM, *args], capture_output=True, text=True)
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def cli_json(*args):
+    return json.loads(cli(*args).stdout)
+
+
+def cli_error(*args):
+    done = cli(*args, check=False)
+    prefix = "ppsim: error: "
+    assert done.stderr.startswith(prefix), done.stderr
+    return done.returncode, done.stderr.splitlines()[0][len(prefix):], done.stderr
+
+
+@pytest.mark.parametrize("schedule", [info["name"] for info in ppsim.schedules() if info["name"] != "custom"])
+def test_every_schedule_runs_to_the_figures_of_ppsim_run(schedule):
+    # p=4, m=8 suits every registry schedule at its default v; B = 2F, W = B/2 and a slow link.
+    settings = {"p": 4, "m": 8, "latency": 0.1, "bandwidth": "1 GB/s", "message_bytes": "50 MB"}
+    expected = cli_json("run", "-s", schedule, "-p", "4", "-m", "8", "--latency", "0.1", "--bandwidth", "1 GB/s",
+                        "--message-bytes", "50 MB", "--format", "json")
+    assert ppsim.run(schedule=schedule, **settings) == expected
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
+def test_every_example_config_compares_to_the_figures_of_ppsim_compare(path):
+    assert ppsim.compare(config=path) == cli_json("compare", "-c", path, "--format", "json")
+
+
+def test_settings_override_a_config_file_as_flags_do():
+    path = os.path.join(SOURCE, "configs", "examples", "1f1b_p8_m32.json")
+    assert ppsim.run(config=path, m=64, activation_bytes="2 GiB") == cli_json(
+        "run", "-c", path, "-m", "64", "--activation-bytes", "2 GiB", "--format", "json")
+
+
+def test_per_stage_lists_and_dashed_keys_are_the_config_files():
+    settings = {"forward": [1, 1, 1, 1.5], "backward": [2, 2, 2, 3], "p": 4, "m": 8}
+    assert ppsim.run(schedule="1f1b", **settings) == ppsim.run(**{"schedule": "1f1b", **settings})
+    assert ppsim.run(**{"schedule": "1f1b", "p": 4, "m": 8, "activation-bytes": "1 GiB"}) == ppsim.run(
+        schedule="1f1b", p=4, m=8, activation_bytes="1 GiB")
+
+
+def test_a_transformer_study_gives_ppsim_runs_step():
+    expected = cli_json("run", "-s", "1f1b", "--model", "llama3.1-8b", "--hardware", "h200-sxm-141gb", "-p", "4", "-m", "8",
+                        "--format", "json")
+    result = ppsim.run(schedule="1f1b", model="llama3.1-8b", hardware="h200-sxm-141gb", p=4, m=8)
+    assert result == expected
+    assert result["training"]["step_time"] > result["makespan"] > 0
+
+
+def test_compare_defaults_to_gpipe_and_1f1b_and_ties_their_bubbles():
+    gpipe, one_f_one_b = ppsim.compare(p=4, m=8)
+    assert (gpipe["schedule"], one_f_one_b["schedule"]) == ("gpipe", "1f1b")
+    # With uniform costs and free links both are (p-1)/(m+p-1): 1F1B wins on memory, not bubble.
+    assert gpipe["bubble_ratio"] == one_f_one_b["bubble_ratio"] == pytest.approx(3 / 11, rel=1e-15)
+
+
+def test_bad_input_raises_input_error_with_the_clis_message(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"schedule": "1f1b", "p": 4, "m": "eight"}')
+    path = str(path)
+    with pytest.raises(ppsim.InputError) as raised:
+        ppsim.run(config=path)
+    status, message, _ = cli_error("run", "-c", path)
+    assert status == 2
+    assert str(raised.value) == message
+    assert isinstance(raised.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"p": 0}, "ppsim.run: $.p: must be a positive integer, got 0"),
+        ({"schedule": "zbv", "v": 3}, None),
+        ({"forward": float("nan")}, None),
+        ({"colour": "red"}, None),
+    ],
+)
+def test_settings_errors_name_their_json_path(settings, message):
+    with pytest.raises(ppsim.InputError) as raised:
+        ppsim.run(**settings)
+    text = str(raised.value)
+    assert text.startswith("ppsim.run: ")
+    assert "\n" not in text
+    if message is not None:
+        assert text == message
+
+
+def test_run_takes_one_schedule_as_the_cli_does():
+    with pytest.raises(ppsim.InputError, match="run simulates one schedule; use `ppsim compare -s gpipe,1f1b`"):
+        ppsim.run(schedule=["gpipe", "1f1b"])
+
+
+def test_a_deadlocking_schedule_raises_schedule_error_with_its_grid():
+    path = os.path.join(SOURCE, "tests", "data", "schedule_files", "deadlock_p2_m2.csv")
+    with pytest.raises(ppsim.ScheduleError) as raised:
+        ppsim.run(schedule_file=path)
+    status, message, stderr = cli_error("run", "--schedule-file", path)
+    assert status == 3
+    assert str(raised.value) == message
+    assert raised.value.grid == stderr.split("\n", 1)[1]
+    assert "<-- here" in raised.value.grid
+
+
+def test_sweep_gives_the_points_and_summary_of_ppsim_sweep(tmp_path):
+    study = os.path.join(SOURCE, "configs", "studies", "m_vs_p_bubble.json")
+    out = tmp_path / "points.jsonl"
+    summary = cli("sweep", study, "-j", "2", "-o", str(out)).stdout
+    result = ppsim.sweep(study, jobs=3)
+    assert result["points"] == [json.loads(line) for line in out.read_text().splitlines()]
+    assert result["summary"] == summary
+    assert result["top"] and result["choose_m"]
+    best = result["points"][result["top"][0]]
+    assert best["status"] == "run"
+
+
+def test_a_sweep_study_may_be_a_dict():
+    study = {"fixed": {"forward": 1, "backward": 2}, "axes": {"schedule": ["gpipe", "1f1b"], "p": [2, 4], "m": [4, 8]}}
+    result = ppsim.sweep(study, jobs=1)
+    assert len(result["points"]) == 8
+    for point in result["points"]:
+        p, m = point["p"], point["m"]
+        assert point["bubble_ratio"] == pytest.approx((p - 1) / (m + p - 1), rel=1e-15)
+
+
+def test_export_lists_ppsim_exports_actions():
+    assert ppsim.export("1f1b", 4, 8) == cli_json("export", "-s", "1f1b", "-p", "4", "-m", "8", "--format", "json")
+    assert ppsim.export("interleaved-1f1b", 2, 4, v=2)["actions"][0][:3] == ["0F0", "0F1", "2F0"]
+
+
+def test_lists_equal_the_clis_json_lists():
+    assert ppsim.schedules() == cli_json("schedules", "--format", "json")
+    assert ppsim.models() == cli_json("models", "--format", "json")
+    assert {"gpipe", "1f1b", "zbv"} <= {info["name"] for info in ppsim.schedules()}
+
+
+def test_version_is_the_clis():
+    assert cli("--version").stdout.strip() == f"ppsim {ppsim.__version__}"
+
+
+def test_records_flatten_one_row_per_device():
+    rows = ppsim.records(ppsim.compare(["gpipe", "1f1b"], p=4, m=8))
+    assert len(rows) == 8
+    assert rows[0]["schedule"] == "gpipe" and rows[0]["device"] == 0 and "device_busy" in rows[0]
+
+
+def test_threads_may_call_the_module_at_once():
+    # Each call holds no Python state while C++ runs; results do not depend on what runs beside them.
+    expected = ppsim.run(schedule="zbv", p=8, m=64)
+    results = [None] * 4
+
+    def work(i):
+        results[i] = ppsim.run(schedule="zbv", p=8, m=64)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [expected] * 4

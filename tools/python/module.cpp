@@ -1,0 +1,116 @@
+// ppsim._core: the library's calls (study/api.hpp) for the Python package beside it. Text in, text
+// out: settings arrive as a JSON object's text and results leave as the JSON the command line's
+// --format json prints, so a dict from Python equals the CLI's output figure for figure. The GIL is
+// released while C++ runs; a sweep's points run on C++ threads.
+#include <pybind11/pybind11.h>
+
+#include <Python.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "study/api.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+// The package's exceptions: bad input is a ValueError, a stuck or invalid schedule a RuntimeError
+// whose `grid` shows where it broke (the command line's exit 2 and exit 3).
+PyObject* input_error = nullptr;
+PyObject* schedule_error = nullptr;
+
+nlohmann::json parse_settings(const std::string& text, const std::string& origin) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw ppsim::InputError(origin + ": the settings are not JSON: " + error.what());
+  }
+}
+
+std::string run(const std::string& settings, const std::string& origin, const std::string& config,
+                const ppsim::PictureFiles& pictures, bool compare) {
+  ppsim::Scenario scenario = ppsim::scenario_from_settings(parse_settings(settings, origin), origin, config);
+  scenario.format = ppsim::OutputFormat::kJson;
+  if (compare) {
+    ppsim::default_compare_schedules(scenario);
+  } else {
+    ppsim::check_run_schedules(scenario);
+  }
+  std::ostringstream out;
+  ppsim::write_reports(scenario, compare, pictures, out);
+  return out.str();
+}
+
+std::string sweep(const std::string& study_text, const std::string& path, unsigned jobs, bool simulate_all) {
+  const ppsim::Study study =
+      path.empty() ? ppsim::parse_study(nlohmann::ordered_json::parse(study_text), "ppsim.sweep",
+                                        std::filesystem::current_path().string())
+                   : ppsim::load_study(path);
+  ppsim::SweepOptions options;
+  options.threads = jobs > 0 ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  options.simulate_all = simulate_all;
+  return ppsim::sweep_result_json(study, ppsim::run_sweep(study, options)).dump();
+}
+
+std::string export_schedule(const std::string& settings) {
+  ppsim::Scenario scenario = ppsim::scenario_from_settings(parse_settings(settings, "ppsim.export"), "ppsim.export");
+  scenario.format = ppsim::OutputFormat::kJson;
+  return ppsim::export_schedule(scenario);
+}
+
+// Runs `body` without the GIL: it touches no Python object.
+template <typename Body>
+std::string released(Body body) {
+  py::gil_scoped_release release;
+  return body();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, module) {
+  module.doc() = "ppsim's library (study/api.hpp); use the ppsim package, not this module";
+  module.attr("__version__") = ppsim::kVersion;
+  input_error = PyErr_NewExceptionWithDoc("ppsim.InputError", "bad input: a setting, a file or a size (exit 2)",
+                                          PyExc_ValueError, nullptr);
+  schedule_error = PyErr_NewExceptionWithDoc(
+      "ppsim.ScheduleError", "a schedule that is invalid or deadlocks; .grid shows where (exit 3)", PyExc_RuntimeError,
+      nullptr);
+  module.attr("InputError") = py::handle(input_error);
+  module.attr("ScheduleError") = py::handle(schedule_error);
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const ppsim::InputError& error) {
+      PyErr_SetString(input_error, ppsim::one_line(error.what()).c_str());
+    } catch (const ppsim::JsonInputError& error) {
+      PyErr_SetString(input_error, ppsim::one_line(error.what()).c_str());
+    } catch (const nlohmann::json::exception& error) {  // a sweep study's text
+      PyErr_SetString(input_error, ppsim::one_line(std::string("ppsim.sweep: the study is not JSON: ") + error.what()).c_str());
+    } catch (const ppsim::ScheduleError& error) {
+      py::object exception = py::handle(schedule_error)(ppsim::one_line(error.what()));
+      exception.attr("grid") = error.grid();
+      PyErr_SetObject(schedule_error, exception.ptr());
+    }
+  });
+  module.def(
+      "run",
+      [](const std::string& settings, const std::string& origin, const std::string& config, const std::string& svg,
+         const std::string& html, const std::string& trace, bool compare) {
+        return released([&] { return run(settings, origin, config, {svg, html, trace}, compare); });
+      },
+      "run or compare: the JSON text of --format json");
+  module.def(
+      "sweep",
+      [](const std::string& study, const std::string& path, unsigned jobs, bool simulate_all) {
+        return released([&] { return sweep(study, path, jobs, simulate_all); });
+      },
+      "a sweep's points and summary as JSON text");
+  module.def(
+      "export_schedule", [](const std::string& settings) { return released([&] { return export_schedule(settings); }); },
+      "ppsim export --format json");
+  module.def("schedules", [] { return ppsim::schedule_list_json().dump(); }, "ppsim schedules --format json");
+  module.def("models", [] { return ppsim::preset_list_json().dump(); }, "ppsim models --format json");
+}
