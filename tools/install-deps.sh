@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages ppsim needs to build and test, and only those that are missing.
 # Everything comes from Debian's archive; nothing else is downloaded.
-#   tools/install-deps.sh          what building and running ppsim needs
+#   tools/install-deps.sh          what building and running ppsim needs, its Python module included
+#                                  (pybind11 and Python's headers)
 #   tools/install-deps.sh --test   also what only the tests need: a real browser (chromium) to render
-#                                  the HTML report, and zlib to read its screenshot. These are tried
-#                                  after the rest; where they cannot be installed the browser test
-#                                  is skipped, saying so, and everything else still runs.
+#                                  the HTML report, zlib to read its screenshot, and pytest for the
+#                                  Python module's tests. These are tried after the rest; where they
+#                                  cannot be installed those tests are skipped, saying so, and
+#                                  everything else still runs.
 #   tools/install-deps.sh --test --sanitize
 #                                  also clang 14 with its sanitizer and libFuzzer runtimes, for the
 #                                  asan preset and tools/fuzz.sh (tools/sanitize.sh); required then.
 set -euo pipefail
 
-packages=(cmake make g++ libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev)
-test_packages=(chromium zlib1g-dev)
+packages=(cmake make g++ libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev python3-dev pybind11-dev python3-pybind11)
+test_packages=(chromium zlib1g-dev python3-pytest)
 sanitize_packages=(clang-14 libclang-rt-14-dev)
 
 missing_of() {
@@ -57,6 +59,6 @@ if [ ${#test_missing[@]} -gt 0 ]; then
   echo "install-deps: installing for the tests: ${test_missing[*]}" >&2
   if ! DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends \
     "${test_missing[@]}" >&2; then
-    echo "install-deps: could not install ${test_missing[*]}; the browser test will be skipped" >&2
+    echo "install-deps: could not install ${test_missing[*]}; the tests that need them will be skipped" >&2
   fi
 fi
