@@ -126,7 +126,7 @@ void write_formulas(const Scenario& scenario, std::ostream& out) {
   out << text.str();
 }
 
-bool check_formulas(std::ostream& out) {
+bool check_formulas(std::ostream& out, const FormulaGrid& grid) {
   // Cost ratios (F, B, W): the usual B = 2F, equal F and B, a slow backward, and uneven decimals.
   const std::vector<std::tuple<double, double, double>> costs = {{1, 2, 1}, {1, 1, 0.5}, {1, 3, 1}, {0.7, 1.3, 0.4}};
   const std::vector<double> latencies = {0, 0.3};
@@ -136,10 +136,15 @@ bool check_formulas(std::ostream& out) {
   std::map<std::string_view, std::size_t> checks_per_schedule;
   std::ostringstream report;
 
+  const auto chosen = [&](const ScheduleInfo& info) {
+    return grid.schedules.empty() ||
+           std::find(grid.schedules.begin(), grid.schedules.end(), info.name) != grid.schedules.end();
+  };
   for (const ScheduleInfo& info : schedule_registry()) {
-    for (int p = 1; p <= 8; ++p) {
-      for (int v = 1; v <= 3; ++v) {
-        for (int m = 1; m <= 4 * p; ++m) {
+    if (!chosen(info) || !info.generated()) continue;
+    for (int p = grid.p.value_or(1); p <= grid.p.value_or(8); ++p) {
+      for (int v = grid.v.value_or(1); v <= grid.v.value_or(3); ++v) {
+        for (int m = grid.m.value_or(1); m <= grid.m.value_or(4 * p); ++m) {
           const ScheduleParams params{p, m, v};
           if (info.check(params)) continue;
           const Program program = info.build(params);
@@ -179,6 +184,9 @@ bool check_formulas(std::ostream& out) {
         }
       }
     }
+  }
+  if (checks == 0) {
+    throw InputError("formulas --check: no closed form holds for the schedules and sizes given (-s, -p, -v, -m)");
   }
   out << report.str();
   for (const auto& [name, count] : checks_per_schedule) out << name << ": " << count << " checks\n";

@@ -26,6 +26,14 @@ void take_inputs(const Scenario& scenario, PointResult& result) {
 }
 
 PointFigures figures_of(const Study& study, const Report& report) {
+  PointFigures f = report_figures(report);
+  if (study.memory_limit && f.peak_memory_bytes > *study.memory_limit) f.fits = false;
+  return f;
+}
+
+}  // namespace
+
+PointFigures report_figures(const Report& report) {
   const Result& r = report.result;
   PointFigures f;
   f.makespan = r.makespan;
@@ -61,11 +69,8 @@ PointFigures figures_of(const Study& study, const Report& report) {
     f.optimizer_time = t.optimizer_time;
     f.memory_capacity = t.memory_capacity;
   }
-  if (study.memory_limit && f.peak_memory_bytes > *study.memory_limit) f.fits = false;
   return f;
 }
-
-}  // namespace
 
 std::vector<std::size_t> shard_points(const Study& study, std::size_t shard_index, std::size_t shard_count) {
   std::vector<std::size_t> indices;

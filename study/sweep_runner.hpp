@@ -38,6 +38,10 @@ struct PointFigures {
   std::int64_t memory_capacity = 0;
 };
 
+// A report's figures as a sweep point has them (the device that needs most, the training step's
+// figures with a model); also what --expect tests on run and compare.
+PointFigures report_figures(const Report& report);
+
 struct PointResult {
   std::size_t index = 0;
   std::string schedule;

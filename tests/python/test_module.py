@@ -182,3 +182,19 @@ def test_threads_may_call_the_module_at_once():
     for thread in threads:
         thread.join()
     assert results == [expected] * 4
+
+
+def test_check_re_runs_a_baseline_as_ppsim_check_does(tmp_path):
+    path = tmp_path / "base.json"
+    path.write_text(cli("compare", "-s", "gpipe,1f1b", "-p", "4", "-m", "8", "--format", "json").stdout)
+    passed = ppsim.check(path)
+    assert passed["moved"] == [] and passed["results"] == 2 and passed["figures"] > 100
+    assert passed["report"] == cli("check", str(path)).stdout
+    stored = json.loads(path.read_text())
+    stored[1]["makespan"] = 30.0
+    path.write_text(json.dumps(stored))
+    moved = ppsim.check(path, only=["makespan"])
+    assert moved["moved"] == [{"figure": "[1f1b] makespan", "baseline": "30.0", "now": "33.0", "change": "+10%"}]
+    assert moved["report"] == cli("check", str(path), "--only", "makespan", check=False).stdout
+    with pytest.raises(ppsim.InputError, match="--rtol: must be a finite number >= 0"):
+        ppsim.check(path, rtol=-1)

@@ -7,10 +7,13 @@
 
 #include "schedules/registry.hpp"
 #include "study/api.hpp"
+#include "study/check.hpp"
+#include "study/expectation.hpp"
 #include "study/config.hpp"
 #include "study/formulas.hpp"
 #include "study/output_file.hpp"
 #include "study/study.hpp"
+#include "tools/ppsim/expect_flag.hpp"
 #include "tools/ppsim/sweep_cli.hpp"
 #include "tools/ppsim/terminal.hpp"
 
@@ -76,6 +79,18 @@ void add_picture_flags(CLI::App& command, PictureFiles& files) {
       ->type_name("FILE");
 }
 
+// "a,b,,c" -> a, b, c.
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= list.size() && !list.empty()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) names.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -98,12 +113,25 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   ScenarioFlags compare_flags;
   PictureFiles run_pictures;
   PictureFiles compare_pictures;
+  std::vector<std::string> expect;  // --expect of run or compare (one of them is parsed)
   CLI::App* run = app.add_subcommand("run", "simulate one schedule and print its figures");
   scenario_flags_for("run", *run, run_flags);
   add_picture_flags(*run, run_pictures);
+  add_expect_flag(*run, expect);
   CLI::App* compare = app.add_subcommand("compare", "simulate several schedules (-s a,b,...) side by side");
   scenario_flags_for("compare", *compare, compare_flags);
   add_picture_flags(*compare, compare_pictures);
+  add_expect_flag(*compare, expect);
+  std::string baseline;
+  CheckOptions check_options;
+  std::string check_only;
+  CLI::App* check_command = app.add_subcommand(
+      "check", "re-run the scenario of a stored --format json output of run or compare; exit 1 if a figure moved");
+  check_command->add_option("baseline", baseline, "the stored output")->required()->type_name("BASELINE.json");
+  check_command->add_option("--rtol", check_options.rtol, "relative tolerance (default 1e-9)")->type_name("R");
+  check_command->add_option("--atol", check_options.atol, "absolute tolerance (default 0)")->type_name("A");
+  check_command->add_option("--only", check_only, "compare only these figures (any key on a figure's path)")
+      ->type_name("NAME[,NAME...]");
   CLI::App* schedules = app.add_subcommand("schedules", "list the schedules: name, summary, constraints, source");
   CLI::App* models = app.add_subcommand("models", "list the model and hardware presets of --model and --hardware");
   std::string schedules_format = "table";
@@ -141,7 +169,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         write_schedule_list(out);
       }
     } else if (sweep_commands.sweep->parsed() || sweep_commands.merge->parsed()) {
-      run_sweep_commands(sweep_commands, out, err);
+      return run_sweep_commands(sweep_commands, out, err);
     } else if (models->parsed()) {
       if (models_format == "json") {
         out << preset_list_json().dump(2) << '\n';
@@ -151,7 +179,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     } else if (run->parsed()) {
       const Scenario scenario = scenario_from(run_flags);
       check_run_schedules(scenario);
-      write_reports(scenario, false, run_pictures, out, timeline_width_for(out));
+      const auto expectations = parse_expectations(expect);
+      const auto reports = write_reports(scenario, false, run_pictures, out, timeline_width_for(out));
+      return report_expectations(expectation_failures(expectations, reports), err);
+    } else if (check_command->parsed()) {
+      check_options.only = split_names(check_only);
+      const CheckOutcome outcome = check_baseline(baseline, check_options);
+      out << check_report(baseline, check_options, outcome);
+      return outcome.moved.empty() ? kExitOk : kExitFailure;
     } else if (export_command->parsed()) {
       Scenario scenario = scenario_from(export_flags);
       const bool json_path = export_path.size() >= 5 && export_path.compare(export_path.size() - 5, 5, ".json") == 0;
@@ -164,12 +199,19 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       }
     } else if (formulas->parsed()) {
       std::ostringstream buffer;
+      Scenario scenario = scenario_from(formula_flags);
       if (check) {
-        const bool agreed = check_formulas(buffer);
+        // -s, -p, -v and -m narrow the grid; the cost flags do not apply (it sweeps its own).
+        check_scenario(scenario);
+        FormulaGrid grid;
+        if (scenario.sources.count("schedule") != 0) grid.schedules = scenario.schedules;
+        if (scenario.sources.count("p") != 0) grid.p = scenario.params.p;
+        if (scenario.sources.count("v") != 0) grid.v = scenario.params.v;
+        if (scenario.sources.count("m") != 0) grid.m = scenario.params.m;
+        const bool agreed = check_formulas(buffer, grid);
         out << buffer.str();
         return agreed ? kExitOk : kExitFailure;
       }
-      Scenario scenario = scenario_from(formula_flags);
       if (!scenario.model.empty()) {
         throw InputError(scenario.source_of("model") +
                          ": formulas take uniform costs (--forward, --backward); a model's stages differ");
@@ -185,7 +227,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     } else if (compare->parsed()) {
       Scenario scenario = scenario_from(compare_flags);
       default_compare_schedules(scenario);
-      write_reports(scenario, true, compare_pictures, out, timeline_width_for(out));
+      const auto expectations = parse_expectations(expect);
+      const auto reports = write_reports(scenario, true, compare_pictures, out, timeline_width_for(out));
+      return report_expectations(expectation_failures(expectations, reports), err);
     } else {
       // The default study also leaves its pictures in the working directory; not being able to
       // write them there (a read-only directory) does not spoil the tables already printed.

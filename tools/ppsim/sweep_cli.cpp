@@ -8,9 +8,10 @@
 #include "study/sweep_html.hpp"
 #include "study/sweep_merge.hpp"
 #include "study/sweep_output.hpp"
-#include "tools/ppsim/sweep_progress.hpp"
 #include "study/sweep_runner.hpp"
 #include "study/sweep_summary.hpp"
+#include "tools/ppsim/expect_flag.hpp"
+#include "tools/ppsim/sweep_progress.hpp"
 
 namespace ppsim {
 namespace {
@@ -28,8 +29,9 @@ void parse_shard(const std::string& text, std::size_t& index, std::size_t& count
   }
 }
 
-void run_sweep_command(const SweepCommands& commands, std::ostream& out, std::ostream& err) {
+int run_sweep_command(const SweepCommands& commands, std::ostream& out, std::ostream& err) {
   const Study study = load_study(commands.study);
+  const std::vector<Expectation> expectations = parse_expectations(commands.expect);
   SweepOptions options;
   if (!commands.shard.empty()) parse_shard(commands.shard, options.shard_index, options.shard_count);
   std::optional<SweepFormat> format;
@@ -52,6 +54,7 @@ void run_sweep_command(const SweepCommands& commands, std::ostream& out, std::os
   }
   write_files_atomically(files);
   out << sweep_summary(study, results, options.shard_index, options.shard_count);
+  return report_expectations(expectation_failures(expectations, study, results), err);
 }
 
 }  // namespace
@@ -77,6 +80,7 @@ void add_sweep_commands(CLI::App& app, SweepCommands& commands) {
       ->add_option("--html", commands.html,
                    "write one self-contained page: bubble against m, throughput against memory, the tables")
       ->type_name("FILE");
+  add_expect_flag(*commands.sweep, commands.expect);
   commands.merge = app.add_subcommand(
       "merge", "join the output files of a sharded sweep into the file one machine would have written");
   commands.merge->add_option("-o,--output", commands.merge_output, "the merged file (.csv or .jsonl)")
@@ -87,13 +91,11 @@ void add_sweep_commands(CLI::App& app, SweepCommands& commands) {
       ->type_name("FILE...");
 }
 
-void run_sweep_commands(const SweepCommands& commands, std::ostream& out, std::ostream& err) {
-  if (commands.sweep->parsed()) {
-    run_sweep_command(commands, out, err);
-    return;
-  }
+int run_sweep_commands(const SweepCommands& commands, std::ostream& out, std::ostream& err) {
+  if (commands.sweep->parsed()) return run_sweep_command(commands, out, err);
   const std::string text = merge_sweep_files(commands.merge_output, commands.merge_inputs);
   write_file_atomically(commands.merge_output, text, "-o");
+  return kExitOk;
 }
 
 }  // namespace ppsim

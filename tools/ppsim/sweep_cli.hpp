@@ -22,6 +22,7 @@ struct SweepCommands {
   std::string output;
   std::string shard;
   std::string html;
+  std::vector<std::string> expect;  // --expect: on the top point
   std::string merge_output;
   std::vector<std::string> merge_inputs;
 };
@@ -29,7 +30,8 @@ struct SweepCommands {
 // Adds both subcommands to `app`; `commands` must outlive the parse (CLI11 writes into it).
 void add_sweep_commands(CLI::App& app, SweepCommands& commands);
 
-// Runs whichever of them was parsed; throws InputError or ScheduleError like the other commands.
-void run_sweep_commands(const SweepCommands& commands, std::ostream& out, std::ostream& err);
+// Runs whichever of them was parsed and returns the exit status (1: an --expect failed); throws
+// InputError or ScheduleError like the other commands.
+int run_sweep_commands(const SweepCommands& commands, std::ostream& out, std::ostream& err);
 
 }  // namespace ppsim

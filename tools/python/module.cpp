@@ -3,6 +3,7 @@
 // --format json prints, so a dict from Python equals the CLI's output figure for figure. The GIL is
 // released while C++ runs; a sweep's points run on C++ threads.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <Python.h>
 
@@ -10,8 +11,10 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "study/api.hpp"
+#include "study/check.hpp"
 
 namespace py = pybind11;
 
@@ -59,6 +62,23 @@ std::string export_schedule(const std::string& settings) {
   ppsim::Scenario scenario = ppsim::scenario_from_settings(parse_settings(settings, "ppsim.export"), "ppsim.export");
   scenario.format = ppsim::OutputFormat::kJson;
   return ppsim::export_schedule(scenario);
+}
+
+std::string check(const std::string& path, double rtol, double atol, const std::vector<std::string>& only) {
+  ppsim::CheckOptions options;
+  options.rtol = rtol;
+  options.atol = atol;
+  options.only = only;
+  const ppsim::CheckOutcome outcome = ppsim::check_baseline(path, options);
+  nlohmann::ordered_json result;
+  result["results"] = outcome.results;
+  result["figures"] = outcome.figures;
+  nlohmann::ordered_json& moved = result["moved"] = nlohmann::ordered_json::array();
+  for (const ppsim::MovedFigure& figure : outcome.moved) {
+    moved.push_back({{"figure", figure.figure}, {"baseline", figure.baseline}, {"now", figure.now}, {"change", figure.change}});
+  }
+  result["report"] = ppsim::check_report(path, options, outcome);
+  return result.dump();
 }
 
 // Runs `body` without the GIL: it touches no Python object.
@@ -111,6 +131,12 @@ PYBIND11_MODULE(_core, module) {
   module.def(
       "export_schedule", [](const std::string& settings) { return released([&] { return export_schedule(settings); }); },
       "ppsim export --format json");
+  module.def(
+      "check",
+      [](const std::string& path, double rtol, double atol, const std::vector<std::string>& only) {
+        return released([&] { return check(path, rtol, atol, only); });
+      },
+      "ppsim check: the figures that moved, as JSON text");
   module.def("schedules", [] { return ppsim::schedule_list_json().dump(); }, "ppsim schedules --format json");
   module.def("models", [] { return ppsim::preset_list_json().dump(); }, "ppsim models --format json");
 }

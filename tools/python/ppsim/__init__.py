@@ -20,7 +20,7 @@ from . import _core
 from ._core import InputError, ScheduleError
 
 __version__ = _core.__version__
-__all__ = ["run", "compare", "sweep", "export", "schedules", "models", "records", "InputError", "ScheduleError"]
+__all__ = ["run", "compare", "sweep", "export", "check", "schedules", "models", "records", "InputError", "ScheduleError"]
 
 
 def _settings_text(settings, origin):
@@ -65,6 +65,13 @@ def export(schedule, p, m, v=None, **settings):
     if v is not None:
         settings["v"] = v
     return json.loads(_core.export_schedule(_settings_text(settings, "ppsim.export")))
+
+
+def check(baseline, rtol=1e-9, atol=0.0, only=None):
+    """``ppsim check``: re-runs the scenario stored in a ``--format json`` output (a path) and
+    returns ``results`` and ``figures`` compared, the ``moved`` ones (figure, baseline, now,
+    change) and the ``report`` the command prints; nothing moved when ``moved`` is empty."""
+    return json.loads(_core.check(os.fspath(baseline), float(rtol), float(atol), list(only or [])))
 
 
 def schedules():
