@@ -143,29 +143,35 @@ nlohmann::ordered_json schedule_list_json() {
 
 nlohmann::ordered_json sweep_result_json(const Study& study, const std::vector<PointResult>& points,
                                          std::size_t shard_index, std::size_t shard_count) {
-  nlohmann::ordered_json result;
-  nlohmann::ordered_json& rows = result["points"] = nlohmann::ordered_json::array();
+  // Built apart and moved in last: a reference into an ordered_json object dangles when a key is
+  // added (its keys live in a vector).
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const PointResult& point : points) rows.push_back(point_row(study, point));
-  const auto positions = [](const std::vector<std::size_t>& list) {
+  nlohmann::ordered_json result;
+  result["points"] = nullptr;  // first, as the files list the points before the summary
+  const auto rows_at = [&](const std::vector<std::size_t>& list) {
     nlohmann::ordered_json array = nlohmann::ordered_json::array();
-    for (std::size_t position : list) array.push_back(position);
+    for (std::size_t position : list) array.push_back(rows[position]);
     return array;
   };
   result["objective"] = objective_name(study.objective);
-  result["top"] = positions(top_points(study, points));
-  result["pareto_front"] = positions(pareto_front(study, points));
-  nlohmann::ordered_json& choose = result["choose_m"] = nlohmann::ordered_json::array();
+  result["top"] = rows_at(top_points(study, points));
+  result["pareto_front"] = rows_at(pareto_front(study, points));
+  nlohmann::ordered_json choose = nlohmann::ordered_json::array();
   for (const ChooseMRow& row : choose_m(study, points)) {
     nlohmann::ordered_json entry;
     entry["schedule"] = row.schedule;
     entry["p"] = row.p;
     entry["v"] = row.v;
-    // The point with the smallest m at the target, or null with the best one reached instead.
-    entry["point"] = row.reached ? nlohmann::ordered_json(row.found) : nlohmann::ordered_json(nullptr);
-    entry["best"] = row.reached ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(row.best);
+    entry["bubble_target"] = study.bubble_target;
+    // The point with the smallest m at the target, or null with the best one that ran instead.
+    entry["point"] = row.reached ? rows[row.found] : nlohmann::ordered_json(nullptr);
+    entry["best"] = row.reached ? nlohmann::ordered_json(nullptr) : rows[row.best];
     entry["largest_m"] = row.largest_m;
     choose.push_back(entry);
   }
+  result["choose_m"] = std::move(choose);
+  result["points"] = std::move(rows);
   result["summary"] = sweep_summary(study, points, shard_index, shard_count);
   return result;
 }

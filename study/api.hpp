@@ -16,7 +16,9 @@
 
 #include "models/json/json_input_error.hpp"
 #include "sim/report/report.hpp"
+#include "study/check.hpp"
 #include "study/errors.hpp"
+#include "study/expectation.hpp"
 #include "study/pictures.hpp"
 #include "study/preset_list.hpp"
 #include "study/scenario.hpp"
@@ -53,6 +55,8 @@ std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, c
 // compare without -s: GPipe against 1F1B.
 void default_compare_schedules(Scenario& scenario);
 
+// ppsim check: check_baseline and check_report (study/check.hpp). --expect: parse_expectation and
+// expectation_failures (study/expectation.hpp).
 // ppsim export: export_schedule (study/schedule_loader.hpp), a schedule's per-device actions as
 // torch.distributed.pipelining's CSV (or JSON with --format json).
 // ppsim models: write_preset_list (study/preset_list.hpp).
@@ -63,8 +67,9 @@ void write_schedule_list(std::ostream& out);
 nlohmann::ordered_json schedule_list_json();
 
 // ppsim sweep: every point of the study (run_sweep, in point order for any number of threads),
-// and what the summary shows of them as data: the points as the .jsonl file writes them, the
-// top table, the Pareto front and the choose-m rows (positions into "points"), and the summary text.
+// and what the summary shows of them as data: "points" as the .jsonl file writes them, "top" and
+// "pareto_front" (those points' rows), "choose_m" (per schedule, p and v: the point with the
+// smallest m whose bubble is at most the target, or the best that ran) and the "summary" text.
 nlohmann::ordered_json sweep_result_json(const Study& study, const std::vector<PointResult>& points,
                                          std::size_t shard_index = 0, std::size_t shard_count = 1);
 

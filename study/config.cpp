@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <sstream>
 
@@ -393,8 +394,10 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
     } else if (key == "latency") {
       scenario.latency = element_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time");
     } else if (key == "bandwidth") {
-      scenario.bandwidth =
-          element_from_json<Bandwidth>(value, source, parse_bandwidth, bandwidth_from_number, "a bandwidth");
+      // null: unlimited, as the scenario's JSON writes it (a number or null, like "overlap").
+      scenario.bandwidth = value.is_null() ? Bandwidth{std::numeric_limits<double>::infinity()}
+                                           : element_from_json<Bandwidth>(value, source, parse_bandwidth,
+                                                                          bandwidth_from_number, "a bandwidth");
     } else if (key == "message-bytes" || key == "activation-bytes" || key == "static-bytes") {
       auto& target = key == "message-bytes"      ? scenario.message_bytes
                      : key == "activation-bytes" ? scenario.activation_bytes
@@ -522,10 +525,10 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
   // null: the default, F + B of the two halves (a config may say so too).
   out["overlap"] = scenario.overlap ? nlohmann::ordered_json(scenario.overlap->value) : nlohmann::ordered_json(nullptr);
   out["latency"] = scenario.latency.value;
-  if (std::isinf(scenario.bandwidth.value))
-    out["bandwidth"] = "unlimited";
-  else
-    out["bandwidth"] = scenario.bandwidth.value;
+  // null: unlimited. Every value here is a number, a list of numbers or null, so that JSON readers
+  // see one type per key (and the scenario reads back as a config).
+  out["bandwidth"] = std::isinf(scenario.bandwidth.value) ? nlohmann::ordered_json(nullptr)
+                                                          : nlohmann::ordered_json(scenario.bandwidth.value);
   out["message-bytes"] = numbers(scenario.message_bytes);
   out["activation-bytes"] = numbers(scenario.activation_bytes);
   out["static-bytes"] = numbers(scenario.static_bytes);

@@ -185,3 +185,24 @@ TEST_CASE("formulas --check narrows its grid to -s, -p, -v and -m", "[cli][check
   CHECK(nothing.err ==
         "ppsim: error: formulas --check: no closed form holds for the schedules and sizes given (-s, -p, -v, -m)\n");
 }
+
+TEST_CASE("A stored scenario writes what has no value as null, and reads it back as the same scenario", "[cli][check]") {
+  // Unlimited bandwidth and the default overlap are null, not a word beside numbers, so that a JSON
+  // reader sees one type per key; either way the scenario re-runs to the same figures.
+  TempDir dir("check-null");
+  const std::string free = baseline(dir, {"run", "-s", "1f1b", "-p", "4", "-m", "8", "--format", "json"}, "free.json");
+  const auto free_scenario = nlohmann::json::parse(read_whole(free))["scenario"];
+  CHECK(free_scenario["bandwidth"].is_null());
+  CHECK(free_scenario["overlap"].is_null());
+  CHECK(cli({"check", free}).status == 0);
+  const std::string slow = baseline(
+      dir, {"run", "-s", "1f1b", "-p", "4", "-m", "8", "--bandwidth", "100", "--overlap", "2", "--format", "json"},
+      "slow.json");
+  const auto slow_scenario = nlohmann::json::parse(read_whole(slow))["scenario"];
+  CHECK(slow_scenario["bandwidth"] == 100.0);
+  CHECK(slow_scenario["overlap"] == 2.0);
+  CHECK(cli({"check", slow}).status == 0);
+  // A config may say so too.
+  write(dir.file("null.json"), R"({"schedule": "1f1b", "p": 4, "m": 8, "bandwidth": null, "overlap": null})");
+  CHECK(cli({"run", "-c", dir.file("null.json"), "--format", "json"}).out == read_whole(free));
+}

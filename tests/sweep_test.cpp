@@ -10,6 +10,7 @@
 
 #include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
+#include "study/api.hpp"
 #include "study/errors.hpp"
 #include "study/sweep_output.hpp"
 #include "study/sweep_runner.hpp"
@@ -284,4 +285,24 @@ TEST_CASE("the bubble table study answered from its closed forms writes the simu
   CHECK(bytes.size() > 100000);  // 1,600 points
   CHECK(bytes == read(dir.file("simulated.csv")));
   CHECK(fast.out == simulated.out);
+}
+
+TEST_CASE("A sweep's result as data holds its points and the summary's rows, copied from the same points") {
+  // Regression: the rows were referenced inside the result while keys were added after them (an
+  // ordered_json object keeps its keys in a vector), which left the references dangling.
+  const ppsim::Study study = study_of(kMixedStudy);
+  ppsim::SweepOptions options;
+  options.threads = 2;
+  const std::vector<ppsim::PointResult> points = ppsim::run_sweep(study, options);
+  const nlohmann::ordered_json result = ppsim::sweep_result_json(study, points);
+  REQUIRE(result["points"].size() == points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) CHECK(result["points"][i] == ppsim::point_row(study, points[i]));
+  const std::vector<std::size_t> top = ppsim::top_points(study, points);
+  REQUIRE(result["top"].size() == top.size());
+  for (std::size_t i = 0; i < top.size(); ++i) CHECK(result["top"][i] == result["points"][top[i]]);
+  const std::vector<std::size_t> front = ppsim::pareto_front(study, points);
+  REQUIRE(result["pareto_front"].size() == front.size());
+  for (std::size_t i = 0; i < front.size(); ++i) CHECK(result["pareto_front"][i] == result["points"][front[i]]);
+  CHECK(result["choose_m"].size() == ppsim::choose_m(study, points).size());
+  CHECK(result["summary"] == ppsim::sweep_summary(study, points, 0, 1));
 }

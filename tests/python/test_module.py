@@ -134,8 +134,12 @@ def test_sweep_gives_the_points_and_summary_of_ppsim_sweep(tmp_path):
     assert result["points"] == [json.loads(line) for line in out.read_text().splitlines()]
     assert result["summary"] == summary
     assert result["top"] and result["choose_m"]
-    best = result["points"][result["top"][0]]
-    assert best["status"] == "run"
+    assert all(point in result["points"] and point["status"] == "run" for point in result["top"])
+    for row in result["choose_m"]:
+        # The point reached has a bubble at most the target; the one it printed in the summary.
+        if row["point"] is not None:
+            assert row["point"]["bubble_ratio"] <= row["bubble_target"]
+            assert row["point"]["schedule"] == row["schedule"] and row["point"]["p"] == row["p"]
 
 
 def test_a_sweep_study_may_be_a_dict():

@@ -7,8 +7,6 @@
 
 #include "schedules/registry.hpp"
 #include "study/api.hpp"
-#include "study/check.hpp"
-#include "study/expectation.hpp"
 #include "study/config.hpp"
 #include "study/formulas.hpp"
 #include "study/output_file.hpp"

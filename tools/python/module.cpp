@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "study/api.hpp"
-#include "study/check.hpp"
 
 namespace py = pybind11;
 

@@ -52,8 +52,9 @@ def compare(schedules=None, *, config=None, svg=None, html=None, trace=None, **s
 
 def sweep(study, jobs=0, simulate_all=False):
     """Every point of a study (a dict, or the path of a study file) on ``jobs`` threads (0: every
-    core): ``points`` as the .jsonl file holds them, ``top``, ``pareto_front`` and ``choose_m``
-    (positions into ``points``) and the ``summary`` text ``ppsim sweep`` prints."""
+    core): ``points`` as the .jsonl file holds them, the ``top`` and ``pareto_front`` points,
+    ``choose_m`` (per schedule, p and v: the ``point`` with the smallest m at the bubble target,
+    or the ``best`` that ran) and the ``summary`` text ``ppsim sweep`` prints."""
     if isinstance(study, (str, os.PathLike)):
         return json.loads(_core.sweep("", os.fspath(study), jobs, simulate_all))
     return json.loads(_core.sweep(_settings_text(study, "ppsim.sweep"), "", jobs, simulate_all))
