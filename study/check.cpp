@@ -85,9 +85,11 @@ struct Walker {
     moved(&baseline, &now);
   }
 
-  void walk(const Json& baseline, const Json& now) {
+  // `top`: a result's object, whose "scenario" holds the inputs that were re-run, not figures.
+  void walk(const Json& baseline, const Json& now, bool top = false) {
     if (baseline.is_object() && now.is_object()) {
       for (const auto& [key, value] : baseline.items()) {
+        if (top && key == "scenario") continue;
         step(key, -1);
         const auto found = now.find(key);
         if (found == now.end()) {
@@ -98,7 +100,7 @@ struct Walker {
         unstep();
       }
       for (const auto& [key, value] : now.items()) {
-        if (baseline.contains(key)) continue;
+        if (baseline.contains(key) || (top && key == "scenario")) continue;
         step(key, -1);
         if (selected(keys, options)) ++outcome.figures, moved(nullptr, &value);
         unstep();
@@ -200,17 +202,7 @@ CheckOutcome check_baseline(const std::string& path, const CheckOptions& options
     const Json now = Json::parse(out.str());
     const std::string schedule = result["schedule"].get<std::string>();
     Walker walker{options, schedule, outcome, {}, {}};
-    for (const auto& [key, value] : result.items()) {
-      if (key == "scenario") continue;  // the inputs, re-run, not a figure
-      walker.step(key, -1);
-      const auto found = now.find(key);
-      if (found == now.end()) {
-        if (selected(walker.keys, options)) ++outcome.figures, walker.moved(&value, nullptr);
-      } else {
-        walker.walk(value, *found);
-      }
-      walker.unstep();
-    }
+    walker.walk(result, now, true);
     ++outcome.results;
   }
   return outcome;
