@@ -1,6 +1,7 @@
 #include "study/api.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <sstream>
 
@@ -9,9 +10,12 @@
 #include "sim/report/reporter.hpp"
 #include "sim/report/streamed_timeline.hpp"
 #include "study/config.hpp"
+#include "study/formulas.hpp"
 #include "study/output_file.hpp"
 #include "study/streamed_pictures.hpp"
 #include "study/study.hpp"
+#include "study/sweep_html.hpp"
+#include "study/sweep_merge.hpp"
 #include "study/sweep_output.hpp"
 #include "study/sweep_summary.hpp"
 
@@ -125,6 +129,68 @@ void write_schedule_list(std::ostream& out) {
         << pad("") << "  constraints: " << info.constraints << '\n'
         << pad("") << "  source: " << info.source << '\n';
   }
+}
+
+bool write_formulas_study(Scenario scenario, bool check, std::ostream& out) {
+  std::ostringstream buffer;
+  if (check) {
+    // The scenario's schedules and sizes narrow the grid; its costs do not apply (it sweeps its own).
+    check_scenario(scenario);
+    FormulaGrid grid;
+    if (scenario.sources.count("schedule") != 0) grid.schedules = scenario.schedules;
+    if (scenario.sources.count("p") != 0) grid.p = scenario.params.p;
+    if (scenario.sources.count("v") != 0) grid.v = scenario.params.v;
+    if (scenario.sources.count("m") != 0) grid.m = scenario.params.m;
+    const bool agreed = check_formulas(buffer, grid);
+    out << buffer.str();
+    return agreed;
+  }
+  if (!scenario.model.empty()) {
+    throw InputError(scenario.source_of("model") +
+                     ": formulas take uniform costs (--forward, --backward); a model's stages differ");
+  }
+  if (scenario.sources.count("schedule") == 0) {
+    scenario.schedules.clear();
+    for (const auto& info : schedule_registry()) {
+      if (!info.check(scenario_for_schedule(scenario, info).params)) scenario.schedules.emplace_back(info.name);
+    }
+  }
+  write_formulas(scenario, buffer);
+  out << buffer.str();
+  return true;
+}
+
+std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& options, const std::string& output,
+                                        const std::string& html) {
+  std::optional<SweepFormat> format;
+  if (!output.empty()) format = sweep_format_for(output, "-o");
+  const std::vector<PointResult> results = run_sweep(study, options);
+  // All or none: when one cannot be written, the other is not left either. A shard's page draws
+  // the shard's points, as its summary counts them.
+  std::vector<OutputFile> files;
+  if (format) files.push_back({output, sweep_output(study, results, *format), "-o"});
+  if (!html.empty()) {
+    files.push_back({html, render_sweep_html(study, results, options.shard_index, options.shard_count), "--html"});
+  }
+  write_files_atomically(files);
+  return results;
+}
+
+void parse_shard(const std::string& text, std::size_t& index, std::size_t& count) {
+  const auto slash = text.find('/');
+  auto number = [&](std::string_view part, std::size_t& value) {
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+    return !part.empty() && error == std::errc() && end == part.data() + part.size();
+  };
+  if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), index) ||
+      !number(std::string_view(text).substr(slash + 1), count) || count == 0 || index >= count) {
+    throw InputError("--shard: must be I/N with 0 <= I < N (e.g. 0/4), got '" + text + "'");
+  }
+}
+
+void merge_to_file(const std::string& output, const std::vector<std::string>& inputs) {
+  const std::string text = merge_sweep_files(output, inputs);
+  write_file_atomically(output, text, "-o");
 }
 
 nlohmann::ordered_json schedule_list_json() {

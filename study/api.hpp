@@ -66,6 +66,24 @@ void default_compare_schedules(Scenario& scenario);
 void write_schedule_list(std::ostream& out);
 nlohmann::ordered_json schedule_list_json();
 
+// ppsim formulas: the closed forms of the scenario's schedules (every schedule that accepts its
+// sizes unless it names some) beside one simulation of each, written to `out`. With `check`, the
+// grid of formulas --check instead, narrowed by the schedules and sizes the scenario names; returns
+// whether every closed form agreed (always true without `check`).
+bool write_formulas_study(Scenario scenario, bool check, std::ostream& out);
+
+// ppsim sweep's files: runs the study's points (`options`: threads, shard, progress) and writes the
+// points file (`output`: .csv or .jsonl) and the page (`html`) asked for, all or none; "" asks for
+// none. Returns the points, for the summary and sweep_result_json.
+std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& options, const std::string& output,
+                                        const std::string& html);
+
+// "I/N" with 0 <= I < N, as --shard takes it; InputError otherwise.
+void parse_shard(const std::string& text, std::size_t& index, std::size_t& count);
+
+// ppsim merge: the shards' files joined into the file one machine would have written, at `output`.
+void merge_to_file(const std::string& output, const std::vector<std::string>& inputs);
+
 // ppsim sweep: every point of the study (run_sweep, in point order for any number of threads),
 // and what the summary shows of them as data: "points" as the .jsonl file writes them, "top" and
 // "pareto_front" (those points' rows), "choose_m" (per schedule, p and v: the point with the

@@ -202,3 +202,41 @@ def test_check_re_runs_a_baseline_as_ppsim_check_does(tmp_path):
     assert moved["report"] == cli("check", str(path), "--only", "makespan", check=False).stdout
     with pytest.raises(ppsim.InputError, match="--rtol: must be a finite number >= 0"):
         ppsim.check(path, rtol=-1)
+
+
+def test_expect_raises_as_the_cli_exits_1_with_its_lines():
+    assert ppsim.run(schedule="1f1b", p=4, m=8, expect=["bubble_ratio < 0.3", "fits"])["makespan"] == 33
+    with pytest.raises(ppsim.ExpectationError) as raised:
+        ppsim.compare(["1f1b", "zb-h1"], p=4, m=8, expect="bubble_ratio <= 0.2")
+    done = cli("compare", "-s", "1f1b,zb-h1", "-p", "4", "-m", "8", "--expect", "bubble_ratio <= 0.2", check=False)
+    assert done.returncode == 1
+    assert raised.value.failures == [line[len("ppsim: "):] for line in done.stderr.splitlines()]
+    assert [r["schedule"] for r in raised.value.result] == ["1f1b", "zb-h1"]
+    with pytest.raises(ppsim.InputError, match="expect: unknown figure 'bubbel_ratio'"):
+        ppsim.run(schedule="1f1b", p=4, m=8, expect=["bubbel_ratio < 1"])
+
+
+def test_a_sharded_sweep_writes_and_merges_the_files_ppsim_sweep_does(tmp_path):
+    study = os.path.join(SOURCE, "configs", "studies", "schedule_shootout.json")
+    whole = tmp_path / "whole.csv"
+    cli("sweep", study, "-j", "2", "-o", str(whole))
+    shards = [tmp_path / f"shard{i}.csv" for i in range(3)]
+    for i, path in enumerate(shards):
+        result = ppsim.sweep(study, jobs=2, shard=(i, 3), output=path)
+        assert result["summary"] == cli("sweep", study, "-j", "1", "--shard", f"{i}/3").stdout
+    ppsim.merge(tmp_path / "merged.csv", shards)
+    assert (tmp_path / "merged.csv").read_bytes() == whole.read_bytes()
+    page = tmp_path / "page.html"
+    ppsim.sweep(study, html=page)
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    with pytest.raises(ppsim.InputError, match="--shard: must be I/N"):
+        ppsim.sweep(study, shard="3/3")
+
+
+def test_formulas_print_and_check_as_ppsim_formulas_does():
+    printed = ppsim.formulas(p=8, m=32)
+    assert printed["agreed"] and printed["report"] == cli("formulas", "-p", "8", "-m", "32").stdout
+    checked = ppsim.formulas(check=True, schedule="zb-h1", p=8)
+    assert checked["agreed"] and checked["report"] == cli("formulas", "--check", "-s", "zb-h1", "-p", "8").stdout
+    with pytest.raises(ppsim.InputError, match="no closed form holds"):
+        ppsim.formulas(check=True, schedule="custom")

@@ -196,32 +196,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         write_file_atomically(export_path, text, "-o");
       }
     } else if (formulas->parsed()) {
-      std::ostringstream buffer;
-      Scenario scenario = scenario_from(formula_flags);
-      if (check) {
-        // -s, -p, -v and -m narrow the grid; the cost flags do not apply (it sweeps its own).
-        check_scenario(scenario);
-        FormulaGrid grid;
-        if (scenario.sources.count("schedule") != 0) grid.schedules = scenario.schedules;
-        if (scenario.sources.count("p") != 0) grid.p = scenario.params.p;
-        if (scenario.sources.count("v") != 0) grid.v = scenario.params.v;
-        if (scenario.sources.count("m") != 0) grid.m = scenario.params.m;
-        const bool agreed = check_formulas(buffer, grid);
-        out << buffer.str();
-        return agreed ? kExitOk : kExitFailure;
-      }
-      if (!scenario.model.empty()) {
-        throw InputError(scenario.source_of("model") +
-                         ": formulas take uniform costs (--forward, --backward); a model's stages differ");
-      }
-      if (formula_flags.options["schedule"]->count() == 0 && scenario.sources.count("schedule") == 0) {
-        scenario.schedules.clear();
-        for (const auto& info : schedule_registry()) {
-          if (!info.check(scenario_for_schedule(scenario, info).params)) scenario.schedules.emplace_back(info.name);
-        }
-      }
-      write_formulas(scenario, buffer);
-      out << buffer.str();
+      return write_formulas_study(scenario_from(formula_flags), check, out) ? kExitOk : kExitFailure;
     } else if (compare->parsed()) {
       Scenario scenario = scenario_from(compare_flags);
       default_compare_schedules(scenario);

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <thread>
 
+#include "study/api.hpp"
 #include "study/errors.hpp"
 #include "study/output_file.hpp"
 #include "study/sweep_html.hpp"
@@ -16,43 +17,20 @@
 namespace ppsim {
 namespace {
 
-// "I/N" with 0 <= I < N.
-void parse_shard(const std::string& text, std::size_t& index, std::size_t& count) {
-  const auto slash = text.find('/');
-  auto number = [&](std::string_view part, std::size_t& value) {
-    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
-    return !part.empty() && error == std::errc() && end == part.data() + part.size();
-  };
-  if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), index) ||
-      !number(std::string_view(text).substr(slash + 1), count) || count == 0 || index >= count) {
-    throw InputError("--shard: must be I/N with 0 <= I < N (e.g. 0/4), got '" + text + "'");
-  }
-}
-
 int run_sweep_command(const SweepCommands& commands, std::ostream& out, std::ostream& err) {
   const Study study = load_study(commands.study);
   const std::vector<Expectation> expectations = parse_expectations(commands.expect);
   SweepOptions options;
   if (!commands.shard.empty()) parse_shard(commands.shard, options.shard_index, options.shard_count);
-  std::optional<SweepFormat> format;
-  if (!commands.output.empty()) format = sweep_format_for(commands.output, "-o");
   options.threads = commands.threads > 0 ? commands.threads : std::max(1u, std::thread::hardware_concurrency());
   options.simulate_all = commands.simulate_all;
   const bool terminal = is_terminal(err);
   const bool bar = terminal || commands.progress;
   ProgressBar progress(err, !terminal);
   if (bar) options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
-  const std::vector<PointResult> results = run_sweep(study, options);
+  // The files first: when one cannot be written, stdout stays empty, as for the other commands.
+  const std::vector<PointResult> results = sweep_to_files(study, options, commands.output, commands.html);
   if (bar) progress.finish(results.size(), options.threads);
-  // The files first, all or none: when one cannot be written, stdout stays empty, as for the other
-  // commands. A shard's page draws the shard's points, as its summary counts them.
-  std::vector<OutputFile> files;
-  if (format) files.push_back({commands.output, sweep_output(study, results, *format), "-o"});
-  if (!commands.html.empty()) {
-    files.push_back(
-        {commands.html, render_sweep_html(study, results, options.shard_index, options.shard_count), "--html"});
-  }
-  write_files_atomically(files);
   out << sweep_summary(study, results, options.shard_index, options.shard_count);
   return report_expectations(expectation_failures(expectations, study, results), err);
 }
@@ -93,8 +71,7 @@ void add_sweep_commands(CLI::App& app, SweepCommands& commands) {
 
 int run_sweep_commands(const SweepCommands& commands, std::ostream& out, std::ostream& err) {
   if (commands.sweep->parsed()) return run_sweep_command(commands, out, err);
-  const std::string text = merge_sweep_files(commands.merge_output, commands.merge_inputs);
-  write_file_atomically(commands.merge_output, text, "-o");
+  merge_to_file(commands.merge_output, commands.merge_inputs);
   return kExitOk;
 }
 

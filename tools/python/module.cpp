@@ -7,10 +7,12 @@
 
 #include <Python.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "study/api.hpp"
@@ -32,8 +34,17 @@ nlohmann::json parse_settings(const std::string& text, const std::string& origin
   }
 }
 
-std::string run(const std::string& settings, const std::string& origin, const std::string& config,
-                const ppsim::PictureFiles& pictures, bool compare) {
+// The result's JSON text and the failures of `expect` (--expect's lines), which the package raises.
+using Checked = std::pair<std::string, std::vector<std::string>>;
+
+std::vector<ppsim::Expectation> expectations_of(const std::vector<std::string>& expect) {
+  std::vector<ppsim::Expectation> expectations;
+  for (const std::string& text : expect) expectations.push_back(ppsim::parse_expectation(text, "expect"));
+  return expectations;
+}
+
+Checked run(const std::string& settings, const std::string& origin, const std::string& config,
+            const ppsim::PictureFiles& pictures, bool compare, const std::vector<std::string>& expect) {
   ppsim::Scenario scenario = ppsim::scenario_from_settings(parse_settings(settings, origin), origin, config);
   scenario.format = ppsim::OutputFormat::kJson;
   if (compare) {
@@ -41,20 +52,46 @@ std::string run(const std::string& settings, const std::string& origin, const st
   } else {
     ppsim::check_run_schedules(scenario);
   }
+  const auto expectations = expectations_of(expect);
   std::ostringstream out;
-  ppsim::write_reports(scenario, compare, pictures, out);
-  return out.str();
+  const auto reports = ppsim::write_reports(scenario, compare, pictures, out);
+  return {out.str(), ppsim::expectation_failures(expectations, reports)};
 }
 
-std::string sweep(const std::string& study_text, const std::string& path, unsigned jobs, bool simulate_all) {
+struct SweepRequest {
+  std::string study_text;  // a study's JSON, or "" with `path`
+  std::string path;
+  unsigned jobs = 0;
+  bool simulate_all = false;
+  std::string shard;  // "I/N" or ""
+  std::string output;
+  std::string html;
+  std::vector<std::string> expect;
+};
+
+Checked sweep(const SweepRequest& request) {
   const ppsim::Study study =
-      path.empty() ? ppsim::parse_study(nlohmann::ordered_json::parse(study_text), "ppsim.sweep",
-                                        std::filesystem::current_path().string())
-                   : ppsim::load_study(path);
+      request.path.empty() ? ppsim::parse_study(nlohmann::ordered_json::parse(request.study_text), "ppsim.sweep",
+                                                std::filesystem::current_path().string())
+                           : ppsim::load_study(request.path);
+  const auto expectations = expectations_of(request.expect);
   ppsim::SweepOptions options;
-  options.threads = jobs > 0 ? jobs : std::max(1u, std::thread::hardware_concurrency());
-  options.simulate_all = simulate_all;
-  return ppsim::sweep_result_json(study, ppsim::run_sweep(study, options)).dump();
+  if (!request.shard.empty()) ppsim::parse_shard(request.shard, options.shard_index, options.shard_count);
+  options.threads = request.jobs > 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
+  options.simulate_all = request.simulate_all;
+  const auto points = ppsim::sweep_to_files(study, options, request.output, request.html);
+  return {ppsim::sweep_result_json(study, points, options.shard_index, options.shard_count).dump(),
+          ppsim::expectation_failures(expectations, study, points)};
+}
+
+std::string formulas(const std::string& settings, bool check) {
+  ppsim::Scenario scenario = ppsim::scenario_from_settings(parse_settings(settings, "ppsim.formulas"), "ppsim.formulas");
+  std::ostringstream out;
+  const bool agreed = ppsim::write_formulas_study(scenario, check, out);
+  nlohmann::ordered_json result;
+  result["agreed"] = agreed;
+  result["report"] = out.str();
+  return result.dump();
 }
 
 std::string export_schedule(const std::string& settings) {
@@ -82,7 +119,7 @@ std::string check(const std::string& path, double rtol, double atol, const std::
 
 // Runs `body` without the GIL: it touches no Python object.
 template <typename Body>
-std::string released(Body body) {
+auto released(Body body) {
   py::gil_scoped_release release;
   return body();
 }
@@ -117,16 +154,30 @@ PYBIND11_MODULE(_core, module) {
   module.def(
       "run",
       [](const std::string& settings, const std::string& origin, const std::string& config, const std::string& svg,
-         const std::string& html, const std::string& trace, bool compare) {
-        return released([&] { return run(settings, origin, config, {svg, html, trace}, compare); });
+         const std::string& html, const std::string& trace, bool compare, const std::vector<std::string>& expect) {
+        return released([&] { return run(settings, origin, config, {svg, html, trace}, compare, expect); });
       },
-      "run or compare: the JSON text of --format json");
+      "run or compare: the JSON text of --format json, and the expectations that failed");
   module.def(
       "sweep",
-      [](const std::string& study, const std::string& path, unsigned jobs, bool simulate_all) {
-        return released([&] { return sweep(study, path, jobs, simulate_all); });
+      [](const std::string& study, const std::string& path, unsigned jobs, bool simulate_all, const std::string& shard,
+         const std::string& output, const std::string& html, const std::vector<std::string>& expect) {
+        const SweepRequest request{study, path, jobs, simulate_all, shard, output, html, expect};
+        return released([&] { return sweep(request); });
       },
-      "a sweep's points and summary as JSON text");
+      "a sweep's points and summary as JSON text, and the expectations that failed");
+  module.def(
+      "formulas", [](const std::string& settings, bool check) { return released([&] { return formulas(settings, check); }); },
+      "ppsim formulas [--check]: whether they agreed, and the text");
+  module.def(
+      "merge",
+      [](const std::string& output, const std::vector<std::string>& inputs) {
+        released([&] {
+          ppsim::merge_to_file(output, inputs);
+          return 0;
+        });
+      },
+      "ppsim merge");
   module.def(
       "export_schedule", [](const std::string& settings) { return released([&] { return export_schedule(settings); }); },
       "ppsim export --format json");

@@ -20,7 +20,26 @@ from . import _core
 from ._core import InputError, ScheduleError
 
 __version__ = _core.__version__
-__all__ = ["run", "compare", "sweep", "export", "check", "schedules", "models", "records", "InputError", "ScheduleError"]
+__all__ = ["run", "compare", "sweep", "merge", "export", "check", "formulas", "schedules", "models", "records",
+           "InputError", "ScheduleError", "ExpectationError"]
+
+
+class ExpectationError(AssertionError):
+    """An ``expect`` that the figures miss (``--expect``'s exit 1): one line per failure, as the
+    command line prints them; ``result`` holds what was computed."""
+
+    def __init__(self, failures, result):
+        super().__init__("\n".join(failures))
+        self.failures = failures
+        self.result = result
+
+
+def _checked(answer):
+    text, failures = answer
+    result = json.loads(text)
+    if failures:
+        raise ExpectationError(failures, result)
+    return result
 
 
 def _settings_text(settings, origin):
@@ -31,33 +50,59 @@ def _settings_text(settings, origin):
         raise InputError(f"{origin}: {error}") from None
 
 
+def _texts(expect):
+    return [expect] if isinstance(expect, str) else list(expect)
+
+
 def _pictures(svg, html, trace):
     return [os.fspath(path) if path is not None else "" for path in (svg, html, trace)]
 
 
-def run(*, config=None, svg=None, html=None, trace=None, **settings):
-    """One schedule, as ``ppsim run --format json``; ``config`` is read first, as ``-c``."""
+def run(*, config=None, svg=None, html=None, trace=None, expect=(), **settings):
+    """One schedule, as ``ppsim run --format json``; ``config`` is read first, as ``-c``, and
+    ``expect`` (``["bubble_ratio <= 0.1", "fits"]``) raises ExpectationError as --expect exits 1."""
     text = _settings_text(settings, "ppsim.run")
-    return json.loads(_core.run(text, "ppsim.run", os.fspath(config or ""), *_pictures(svg, html, trace), False))
+    pictures = _pictures(svg, html, trace)
+    return _checked(_core.run(text, "ppsim.run", os.fspath(config or ""), *pictures, False, _texts(expect)))
 
 
-def compare(schedules=None, *, config=None, svg=None, html=None, trace=None, **settings):
+def compare(schedules=None, *, config=None, svg=None, html=None, trace=None, expect=(), **settings):
     """Several schedules side by side (GPipe and 1F1B without ``schedules``), as ``ppsim compare``:
-    a list with one result per schedule."""
+    a list with one result per schedule; every schedule must meet each of ``expect``."""
     if schedules is not None:
         settings["schedule"] = schedules if isinstance(schedules, str) else list(schedules)
     text = _settings_text(settings, "ppsim.compare")
-    return json.loads(_core.run(text, "ppsim.compare", os.fspath(config or ""), *_pictures(svg, html, trace), True))
+    pictures = _pictures(svg, html, trace)
+    return _checked(_core.run(text, "ppsim.compare", os.fspath(config or ""), *pictures, True, _texts(expect)))
 
 
-def sweep(study, jobs=0, simulate_all=False):
+def sweep(study, jobs=0, simulate_all=False, *, shard=None, output=None, html=None, expect=()):
     """Every point of a study (a dict, or the path of a study file) on ``jobs`` threads (0: every
     core): ``points`` as the .jsonl file holds them, the ``top`` and ``pareto_front`` points,
     ``choose_m`` (per schedule, p and v: the ``point`` with the smallest m at the bubble target,
-    or the ``best`` that ran) and the ``summary`` text ``ppsim sweep`` prints."""
+    or the ``best`` that ran) and the ``summary`` text ``ppsim sweep`` prints. As ``ppsim sweep``:
+    ``shard="I/N"`` (or ``(I, N)``) runs one shard, ``output`` writes the points (.csv or .jsonl),
+    ``html`` the page, and ``expect`` must hold for the top point."""
+    if isinstance(shard, tuple):
+        shard = f"{shard[0]}/{shard[1]}"
+    files = [os.fspath(path) if path is not None else "" for path in (output, html)]
     if isinstance(study, (str, os.PathLike)):
-        return json.loads(_core.sweep("", os.fspath(study), jobs, simulate_all))
-    return json.loads(_core.sweep(_settings_text(study, "ppsim.sweep"), "", jobs, simulate_all))
+        text, path = "", os.fspath(study)
+    else:
+        text, path = _settings_text(study, "ppsim.sweep"), ""
+    return _checked(_core.sweep(text, path, jobs, simulate_all, shard or "", *files, _texts(expect)))
+
+
+def merge(output, files):
+    """``ppsim merge``: joins the files of a sharded sweep into ``output``."""
+    _core.merge(os.fspath(output), [os.fspath(path) for path in files])
+
+
+def formulas(check=False, **settings):
+    """``ppsim formulas [--check]``: ``report``, the text the command prints, and ``agreed``
+    (whether every closed form matched the simulation; with ``check``, over its grid, narrowed by
+    ``schedule``, ``p``, ``v`` and ``m``)."""
+    return json.loads(_core.formulas(_settings_text(settings, "ppsim.formulas"), bool(check)))
 
 
 def export(schedule, p, m, v=None, **settings):
