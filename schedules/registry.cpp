@@ -1,6 +1,9 @@
 #include "schedules/registry.hpp"
 
 #include <array>
+#include <cctype>
+#include <string>
+#include <utility>
 
 namespace ppsim {
 
@@ -66,9 +69,39 @@ constexpr std::array kRegistry = {
                  "torch.distributed.pipelining _dump_csv / _load_csv", 1, check_custom, nullptr},
 };
 
+// A name as people vary it: lowercase, without '-', '_' and spaces, without torch's "Schedule".
+std::string name_key(std::string_view name) {
+  std::string key;
+  for (const char c : name) {
+    if (c == '-' || c == '_' || c == ' ') continue;
+    key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (key.starts_with("schedule") && key.size() > 8) key.erase(0, 8);
+  return key;
+}
+
+// Names of other projects that are not a registry name's key.
+constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+    {"zbvzerobubble", "zbv"},           // torch's ScheduleZBVZeroBubble
+    {"interleaved", "interleaved-1f1b"},  // Megatron-LM's interleaved schedule (virtual pipeline)
+};
+
 }  // namespace
 
 std::span<const ScheduleInfo> schedule_registry() { return kRegistry; }
+
+const ScheduleInfo* resolve_schedule(std::string_view name) {
+  if (const ScheduleInfo* exact = find_schedule(name)) return exact;
+  const std::string key = name_key(name);
+  if (key.empty()) return nullptr;
+  for (const auto& info : kRegistry) {
+    if (name_key(info.name) == key) return &info;
+  }
+  for (const auto& [alias, target] : kAliases) {
+    if (alias == key) return find_schedule(target);
+  }
+  return nullptr;
+}
 
 const ScheduleInfo* find_schedule(std::string_view name) {
   for (const auto& info : kRegistry) {

@@ -32,4 +32,10 @@ std::span<const ScheduleInfo> schedule_registry();
 // nullptr when no schedule has that name.
 const ScheduleInfo* find_schedule(std::string_view name);
 
+// The schedule a user means: its registry name in any case, with or without dashes and
+// underscores, or torch.distributed.pipelining's class name with or without its `Schedule`
+// prefix (GPipe, 1F1B, Interleaved1F1B, LoopedBFS, ZBVZeroBubble, DualPipeV), or Megatron's
+// `interleaved`. nullptr when none.
+const ScheduleInfo* resolve_schedule(std::string_view name);
+
 }  // namespace ppsim

@@ -160,19 +160,25 @@ bool write_formulas_study(Scenario scenario, bool check, std::ostream& out) {
   return true;
 }
 
-std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& options, const std::string& output,
-                                        const std::string& html) {
+std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& options, const SweepFiles& files) {
   std::optional<SweepFormat> format;
-  if (!output.empty()) format = sweep_format_for(output, "-o");
+  if (!files.output.empty()) format = sweep_format_for(files.output, "-o");
   const std::vector<PointResult> results = run_sweep(study, options);
-  // All or none: when one cannot be written, the other is not left either. A shard's page draws
-  // the shard's points, as its summary counts them.
-  std::vector<OutputFile> files;
-  if (format) files.push_back({output, sweep_output(study, results, *format), "-o"});
-  if (!html.empty()) {
-    files.push_back({html, render_sweep_html(study, results, options.shard_index, options.shard_count), "--html"});
+  // All or none: when one cannot be written, the others are not left either. A shard's page and
+  // summary are the shard's points, as its printed summary counts them.
+  std::vector<OutputFile> written;
+  if (format) written.push_back({files.output, sweep_output(study, results, *format), "-o"});
+  if (!files.html.empty()) {
+    written.push_back(
+        {files.html, render_sweep_html(study, results, options.shard_index, options.shard_count), "--html"});
   }
-  write_files_atomically(files);
+  if (!files.summary.empty()) {
+    const nlohmann::ordered_json tables =
+        sweep_result_json(study, results, options.shard_index, options.shard_count, false);
+    written.push_back({files.summary, tables.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n',
+                       "--summary"});
+  }
+  write_files_atomically(written);
   return results;
 }
 
@@ -208,7 +214,7 @@ nlohmann::ordered_json schedule_list_json() {
 }
 
 nlohmann::ordered_json sweep_result_json(const Study& study, const std::vector<PointResult>& points,
-                                         std::size_t shard_index, std::size_t shard_count) {
+                                         std::size_t shard_index, std::size_t shard_count, bool with_points) {
   // Built apart and moved in last: a reference into an ordered_json object dangles when a key is
   // added (its keys live in a vector).
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -237,7 +243,11 @@ nlohmann::ordered_json sweep_result_json(const Study& study, const std::vector<P
     choose.push_back(entry);
   }
   result["choose_m"] = std::move(choose);
-  result["points"] = std::move(rows);
+  if (with_points) {
+    result["points"] = std::move(rows);
+  } else {
+    result.erase("points");
+  }
   result["summary"] = sweep_summary(study, points, shard_index, shard_count);
   return result;
 }

@@ -73,10 +73,15 @@ nlohmann::ordered_json schedule_list_json();
 bool write_formulas_study(Scenario scenario, bool check, std::ostream& out);
 
 // ppsim sweep's files: runs the study's points (`options`: threads, shard, progress) and writes the
-// points file (`output`: .csv or .jsonl) and the page (`html`) asked for, all or none; "" asks for
-// none. Returns the points, for the summary and sweep_result_json.
-std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& options, const std::string& output,
-                                        const std::string& html);
+// points file (`output`: .csv or .jsonl), the page (`html`) and the summary's tables as JSON
+// (`summary`: sweep_result_json without its points) asked for, all or none; "" asks for none.
+// Returns the points, for the summary and sweep_result_json.
+struct SweepFiles {
+  std::string output;
+  std::string html;
+  std::string summary;
+};
+std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& options, const SweepFiles& files);
 
 // "I/N" with 0 <= I < N, as --shard takes it; InputError otherwise.
 void parse_shard(const std::string& text, std::size_t& index, std::size_t& count);
@@ -89,6 +94,7 @@ void merge_to_file(const std::string& output, const std::vector<std::string>& in
 // "pareto_front" (those points' rows), "choose_m" (per schedule, p and v: the point with the
 // smallest m whose bubble is at most the target, or the best that ran) and the "summary" text.
 nlohmann::ordered_json sweep_result_json(const Study& study, const std::vector<PointResult>& points,
-                                         std::size_t shard_index = 0, std::size_t shard_count = 1);
+                                         std::size_t shard_index = 0, std::size_t shard_count = 1,
+                                         bool with_points = true);
 
 }  // namespace ppsim

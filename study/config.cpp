@@ -4,13 +4,14 @@
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <limits>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include "models/json/json_document.hpp"
 #include "models/json/json_fields.hpp"
 #include "models/transformer/data_parallel.hpp"
+#include "schedules/registry.hpp"
 #include "study/errors.hpp"
 
 namespace ppsim {
@@ -174,11 +175,18 @@ std::vector<T> list_from_text(std::string_view text, const std::string& source, 
   return values;
 }
 
+// The registry's name for what was typed (GPipe, ZBVZeroBubble, interleaved, ...), or the text
+// itself, which check_scenario then refuses with a suggestion.
+std::string schedule_name(std::string_view typed) {
+  const ScheduleInfo* info = resolve_schedule(typed);
+  return info != nullptr ? std::string(info->name) : std::string(typed);
+}
+
 std::vector<std::string> schedule_list(std::string_view text, const std::string& source) {
   std::vector<std::string> names;
   for (std::string_view part : split_commas(text)) {
     if (part.empty()) fail(source, "has an empty schedule name in " + quote(text));
-    names.emplace_back(part);
+    names.push_back(schedule_name(part));
   }
   return names;
 }
@@ -373,7 +381,7 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
         scenario.schedules.clear();
         for (std::size_t i = 0; i < value.size(); ++i) {
           if (!value[i].is_string()) fail(source + "[" + std::to_string(i) + "]", "must be a schedule name (a string)");
-          scenario.schedules.push_back(value[i].get<std::string>());
+          scenario.schedules.push_back(schedule_name(value[i].get<std::string>()));
         }
       } else {
         fail(source, "must be a schedule name or a non-empty list of names, got " + json_excerpt(value));

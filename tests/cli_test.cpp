@@ -215,8 +215,8 @@ TEST_CASE("bad input exits 2 with one line naming the flag, and prints nothing o
       {{"run", "--comm", "sometimes"}, "ppsim: error: --comm: must be overlap, blocking or paired, got 'sometimes'"},
       {{"run", "--format", "xml"}, "ppsim: error: --format: must be table, json or csv, got 'xml'"},
       {{"run", "-c", "/nonexistent/ppsim.json"}, "ppsim: error: /nonexistent/ppsim.json: cannot read the config file"},
-      {{"run", "--frobnicate"}, "ppsim: error: The following argument was not expected: --frobnicate"},
-      {{"bogus"}, "ppsim: error: The following argument was not expected: bogus"},
+      {{"run", "--frobnicate"}, "ppsim: error: unknown flag '--frobnicate' for run"},
+      {{"bogus"}, "ppsim: error: unknown command 'bogus'; see ppsim --help"},
   }));
   INFO("args: " << Catch::Detail::stringify(args));
   const CliRun run = cli(args);

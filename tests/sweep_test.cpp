@@ -306,3 +306,21 @@ TEST_CASE("A sweep's result as data holds its points and the summary's rows, cop
   CHECK(result["choose_m"].size() == ppsim::choose_m(study, points).size());
   CHECK(result["summary"] == ppsim::sweep_summary(study, points, 0, 1));
 }
+
+TEST_CASE("sweep --summary writes the summary's tables as JSON, the same bytes for any -j") {
+  TempDir dir("sweep-summary");
+  const std::string study_path = write(dir, "study.json", kMixedStudy);
+  const CliRun one = cli({"sweep", study_path, "-j", "1", "--summary", dir.file("one.json")});
+  REQUIRE(one.status == 0);
+  REQUIRE(cli({"sweep", study_path, "-j", "3", "--summary", dir.file("three.json")}).status == 0);
+  CHECK(read(dir.file("one.json")) == read(dir.file("three.json")));
+  const nlohmann::ordered_json tables = nlohmann::ordered_json::parse(read(dir.file("one.json")));
+  CHECK_FALSE(tables.contains("points"));
+  CHECK(tables["summary"] == one.out);  // the text it printed
+  const ppsim::Study study = ppsim::load_study(study_path);  // the summary names the study's file
+  ppsim::SweepOptions options;
+  const auto points = ppsim::run_sweep(study, options);
+  CHECK(tables == ppsim::sweep_result_json(study, points, 0, 1, false));
+  REQUIRE(!tables["top"].empty());
+  CHECK(tables["top"][0] == ppsim::point_row(study, points[ppsim::top_points(study, points).front()]));
+}

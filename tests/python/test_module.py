@@ -227,7 +227,11 @@ def test_a_sharded_sweep_writes_and_merges_the_files_ppsim_sweep_does(tmp_path):
     ppsim.merge(tmp_path / "merged.csv", shards)
     assert (tmp_path / "merged.csv").read_bytes() == whole.read_bytes()
     page = tmp_path / "page.html"
-    ppsim.sweep(study, html=page)
+    result = ppsim.sweep(study, html=page, summary=tmp_path / "tables.json")
+    cli("sweep", study, "--summary", str(tmp_path / "cli_tables.json"))
+    assert (tmp_path / "tables.json").read_bytes() == (tmp_path / "cli_tables.json").read_bytes()
+    tables = json.loads((tmp_path / "tables.json").read_text())
+    assert tables["top"] == result["top"] and "points" not in tables
     assert page.read_text().startswith("<!DOCTYPE html>")
     with pytest.raises(ppsim.InputError, match="--shard: must be I/N"):
         ppsim.sweep(study, shard="3/3")

@@ -1,10 +1,12 @@
 #include "tools/ppsim/cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <map>
 #include <ostream>
 #include <sstream>
 
+#include "schedules/excerpt.hpp"
 #include "schedules/registry.hpp"
 #include "study/api.hpp"
 #include "study/config.hpp"
@@ -75,6 +77,40 @@ void add_picture_flags(CLI::App& command, PictureFiles& files) {
       ->type_name("FILE");
   command.add_option("--trace", files.trace, "write a Chrome trace-event JSON for Perfetto or chrome://tracing")
       ->type_name("FILE");
+}
+
+// CLI11's "The following arguments were not expected: 1f1b --schedul" as one line that names the
+// word it did not know and the nearest it does: a flag of the command, or a command.
+std::string unexpected_arguments(const CLI::App& app, const std::vector<std::string>& args, const std::string& what) {
+  const std::string chosen = !args.empty() && !args[0].starts_with("-") ? args[0] : std::string();
+  std::vector<std::string> commands;
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    commands.push_back(command->get_name());
+  }
+  const auto nearest = [](std::string_view word, const std::vector<std::string>& known) {
+    const std::vector<std::string_view> views(known.begin(), known.end());
+    return nearest_name(word, views);
+  };
+  if (!chosen.empty() && std::find(commands.begin(), commands.end(), chosen) == commands.end()) {
+    const std::string near = nearest(chosen, commands);
+    return "unknown command " + quoted_excerpt(chosen) + (near.empty() ? "" : " (did you mean " + near + "?)") +
+           "; see ppsim --help";
+  }
+  const CLI::App* command = chosen.empty() ? &app : app.get_subcommand(chosen);
+  std::vector<std::string> flags;
+  for (const CLI::Option* option : command->get_options()) {
+    for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) flags.push_back("-" + name);
+  }
+  for (const std::string& arg : args) {
+    if (!arg.starts_with("-") || arg == "-" || arg == "--") continue;
+    const std::string flag = arg.substr(0, arg.find('='));
+    if (std::find(flags.begin(), flags.end(), flag) != flags.end()) continue;
+    const std::string near = nearest(flag, flags);
+    return "unknown flag " + quoted_excerpt(flag) + (chosen.empty() ? "" : " for " + chosen) +
+           (near.empty() ? "" : " (did you mean " + near + "?)");
+  }
+  return what;  // extra positional arguments: CLI11 names them
 }
 
 // "a,b,,c" -> a, b, c.
@@ -217,6 +253,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       }
     }
     return kExitOk;
+  } catch (const CLI::ExtrasError& error) {
+    err << "ppsim: error: " << one_line(unexpected_arguments(app, args, error.what())) << '\n';
+    return kExitBadInput;
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error, out, err);  // --help, --version
     err << "ppsim: error: " << one_line(error.what()) << '\n';

@@ -29,7 +29,7 @@ int run_sweep_command(const SweepCommands& commands, std::ostream& out, std::ost
   ProgressBar progress(err, !terminal);
   if (bar) options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   // The files first: when one cannot be written, stdout stays empty, as for the other commands.
-  const std::vector<PointResult> results = sweep_to_files(study, options, commands.output, commands.html);
+  const std::vector<PointResult> results = sweep_to_files(study, options, {commands.output, commands.html, commands.summary});
   if (bar) progress.finish(results.size(), options.threads);
   out << sweep_summary(study, results, options.shard_index, options.shard_count);
   return report_expectations(expectation_failures(expectations, study, results), err);
@@ -58,6 +58,10 @@ void add_sweep_commands(CLI::App& app, SweepCommands& commands) {
       ->add_option("--html", commands.html,
                    "write one self-contained page: bubble against m, throughput against memory, the tables")
       ->type_name("FILE");
+  commands.sweep
+      ->add_option("--summary", commands.summary,
+                   "write the summary's tables as JSON: top points, Pareto front, choose m (each point's row)")
+      ->type_name("FILE.json");
   add_expect_flag(*commands.sweep, commands.expect);
   commands.merge = app.add_subcommand(
       "merge", "join the output files of a sharded sweep into the file one machine would have written");

@@ -22,6 +22,7 @@ struct SweepCommands {
   std::string output;
   std::string shard;
   std::string html;
+  std::string summary;  // --summary FILE.json
   std::vector<std::string> expect;  // --expect: on the top point
   std::string merge_output;
   std::vector<std::string> merge_inputs;

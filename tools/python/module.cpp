@@ -66,6 +66,7 @@ struct SweepRequest {
   std::string shard;  // "I/N" or ""
   std::string output;
   std::string html;
+  std::string summary;
   std::vector<std::string> expect;
 };
 
@@ -79,7 +80,7 @@ Checked sweep(const SweepRequest& request) {
   if (!request.shard.empty()) ppsim::parse_shard(request.shard, options.shard_index, options.shard_count);
   options.threads = request.jobs > 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
   options.simulate_all = request.simulate_all;
-  const auto points = ppsim::sweep_to_files(study, options, request.output, request.html);
+  const auto points = ppsim::sweep_to_files(study, options, {request.output, request.html, request.summary});
   return {ppsim::sweep_result_json(study, points, options.shard_index, options.shard_count).dump(),
           ppsim::expectation_failures(expectations, study, points)};
 }
@@ -161,8 +162,9 @@ PYBIND11_MODULE(_core, module) {
   module.def(
       "sweep",
       [](const std::string& study, const std::string& path, unsigned jobs, bool simulate_all, const std::string& shard,
-         const std::string& output, const std::string& html, const std::vector<std::string>& expect) {
-        const SweepRequest request{study, path, jobs, simulate_all, shard, output, html, expect};
+         const std::string& output, const std::string& html, const std::string& summary,
+         const std::vector<std::string>& expect) {
+        const SweepRequest request{study, path, jobs, simulate_all, shard, output, html, summary, expect};
         return released([&] { return sweep(request); });
       },
       "a sweep's points and summary as JSON text, and the expectations that failed");

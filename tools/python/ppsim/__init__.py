@@ -76,16 +76,16 @@ def compare(schedules=None, *, config=None, svg=None, html=None, trace=None, exp
     return _checked(_core.run(text, "ppsim.compare", os.fspath(config or ""), *pictures, True, _texts(expect)))
 
 
-def sweep(study, jobs=0, simulate_all=False, *, shard=None, output=None, html=None, expect=()):
+def sweep(study, jobs=0, simulate_all=False, *, shard=None, output=None, html=None, summary=None, expect=()):
     """Every point of a study (a dict, or the path of a study file) on ``jobs`` threads (0: every
     core): ``points`` as the .jsonl file holds them, the ``top`` and ``pareto_front`` points,
     ``choose_m`` (per schedule, p and v: the ``point`` with the smallest m at the bubble target,
     or the ``best`` that ran) and the ``summary`` text ``ppsim sweep`` prints. As ``ppsim sweep``:
     ``shard="I/N"`` (or ``(I, N)``) runs one shard, ``output`` writes the points (.csv or .jsonl),
-    ``html`` the page, and ``expect`` must hold for the top point."""
+    ``html`` the page, ``summary`` the tables as JSON, and ``expect`` must hold for the top point."""
     if isinstance(shard, tuple):
         shard = f"{shard[0]}/{shard[1]}"
-    files = [os.fspath(path) if path is not None else "" for path in (output, html)]
+    files = [os.fspath(path) if path is not None else "" for path in (output, html, summary)]
     if isinstance(study, (str, os.PathLike)):
         text, path = "", os.fspath(study)
     else:
