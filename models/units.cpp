@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "schedules/excerpt.hpp"
@@ -59,6 +60,27 @@ std::string unit_list(const std::array<Unit, N>& units) {
   return list;
 }
 
+// The canonical suffix of a spelling people also type, where it is unambiguous: "sec" for "s"
+// ("usec", "msec"), "ps" for "/s" after a bit or byte ("Gbps", "GBps"), SI's lowercase k ("kB",
+// "kb/s"), and IEC binary prefixes in any case ("gib", "MIB/s": the "i" says binary, and no size
+// or rate has another unit with it). Other case changes are not guessed: "mb" could be megabits.
+std::string canonical_unit(std::string_view unit) {
+  std::string text(unit);
+  if (text.ends_with("sec")) text.replace(text.size() - 3, 3, "s");
+  if (text.size() > 2 && text.ends_with("ps") && (text[text.size() - 3] == 'b' || text[text.size() - 3] == 'B')) {
+    text.replace(text.size() - 2, 2, "/s");
+  }
+  if (text.starts_with('k')) text[0] = 'K';
+  const auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  if (text.size() >= 3 && std::string_view("kmgt").find(lower(text[0])) != std::string_view::npos &&
+      lower(text[1]) == 'i' && lower(text[2]) == 'b') {
+    text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+    text[1] = 'i';
+    text[2] = 'B';
+  }
+  return text;
+}
+
 // Splits "1.5 ms" into a number and a known unit's scale (1 when there is no unit).
 template <std::size_t N>
 bool split_quantity(std::string_view text, const std::array<Unit, N>& units, double& number, std::string& error) {
@@ -76,8 +98,9 @@ bool split_quantity(std::string_view text, const std::array<Unit, N>& units, dou
   }
   std::string_view unit = trim(std::string_view(copy).substr(static_cast<std::size_t>(end - copy.c_str())));
   if (unit.empty()) return true;
+  const std::string canonical = canonical_unit(unit);
   for (const auto& candidate : units) {
-    if (candidate.suffix == unit) {
+    if (candidate.suffix == unit || candidate.suffix == canonical) {
       number *= candidate.scale;
       return true;
     }

@@ -130,9 +130,10 @@ TEST_CASE("An unknown unit is refused with the list of known units") {
     CHECK_THAT(parsed.error, Contains("unknown unit 'Gb'"));
     CHECK_THAT(parsed.error, Contains("Gb/s"));
   }
-  SECTION("units are case-sensitive: a millisecond is not a megasecond") {
+  SECTION("units are case-sensitive but for binary prefixes: a millisecond is not a megasecond") {
     CHECK_FALSE(ppsim::parse_duration("1 MS").ok);
-    CHECK_FALSE(ppsim::parse_bytes("1 gib").ok);
+    CHECK_FALSE(ppsim::parse_bytes("1 gb").ok);
+    CHECK(ppsim::parse_bytes("1 gib").ok);  // the "i" says binary whatever the case
   }
 }
 
@@ -187,4 +188,51 @@ TEST_CASE("Plain JSON numbers get the same checks as text") {
   CHECK(ppsim::bandwidth_from_number(1e9).value.value == 1e9);
   CHECK_FALSE(ppsim::bandwidth_from_number(0).ok);
   CHECK_FALSE(ppsim::bandwidth_from_number(-1).ok);
+}
+
+TEST_CASE("Common spellings of a unit read as the unit where they are unambiguous") {
+  // "sec" for s, "ps" for /s, SI's lowercase k, and binary prefixes in any case.
+  CHECK(ppsim::parse_duration("250 usec").value.value == ppsim::parse_duration("250 us").value.value);
+  CHECK(ppsim::parse_duration("1.5msec").value.value == ppsim::parse_duration("1.5 ms").value.value);
+  CHECK(ppsim::parse_duration("40 nsec").value.value == ppsim::parse_duration("40 ns").value.value);
+  CHECK(ppsim::parse_duration("2 sec").value.value == 2.0);
+  const auto bytes = GENERATE(values<std::pair<const char*, std::int64_t>>({
+      {"4 kB", 4000},
+      {"2 gib", std::int64_t{2} << 30},
+      {"2 GIB", std::int64_t{2} << 30},
+      {"3 mib", 3 << 20},
+      {"1 Kib", 1024},
+      {"1 tib", std::int64_t{1} << 40},
+  }));
+  INFO(bytes.first);
+  const auto size = ppsim::parse_bytes(bytes.first);
+  INFO(size.error);
+  REQUIRE(size.ok);
+  CHECK(size.value.value == bytes.second);
+  const auto rate = GENERATE(values<std::pair<const char*, double>>({
+      {"400 Gbps", 50e9},
+      {"100 Mbps", 12.5e6},
+      {"8 kbps", 1000.0},
+      {"8 bps", 1.0},
+      {"50 GBps", 50e9},
+      {"3 kB/s", 3000.0},
+      {"2 gib/s", 2147483648.0},
+      {"1 MIB/s", 1048576.0},
+  }));
+  INFO(rate.first);
+  const auto bandwidth = ppsim::parse_bandwidth(rate.first);
+  INFO(bandwidth.error);
+  REQUIRE(bandwidth.ok);
+  CHECK(bandwidth.value.value == rate.second);
+}
+
+TEST_CASE("Spellings that could mean two units are refused, naming the units known") {
+  for (const char* text : {"4 mb", "4 gb", "4 Mb", "1 msecs"}) {
+    INFO(text);
+    const auto size = ppsim::parse_bytes(text);
+    CHECK_FALSE(size.ok);
+    CHECK_THAT(size.error, Contains("has unknown unit") && Contains("known: B, KB, MB"));
+  }
+  CHECK_FALSE(ppsim::parse_bandwidth("4 mbps").ok);  // megabits or millibits: not guessed
+  CHECK_FALSE(ppsim::parse_duration("3 Ms").ok);
 }
