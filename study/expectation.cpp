@@ -90,6 +90,12 @@ double parse_value(const FigureInfo& figure, std::string_view text, std::string_
 
 }  // namespace
 
+std::vector<Expectation> parse_expectations(const std::vector<std::string>& texts, std::string_view flag) {
+  std::vector<Expectation> expectations;
+  for (const std::string& text : texts) expectations.push_back(parse_expectation(text, flag));
+  return expectations;
+}
+
 std::vector<std::string_view> expectation_figures() {
   std::vector<std::string_view> names;
   for (const FigureInfo& info : kFigures) names.push_back(info.name);

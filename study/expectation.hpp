@@ -26,6 +26,9 @@ struct Expectation {
 // bytes or a time), or "NAME" / "!NAME" for `fits`. InputError naming `flag` otherwise.
 Expectation parse_expectation(std::string_view text, std::string_view flag);
 
+// Each of `texts`, parsed before anything runs, so that a mistyped one is bad input without a run.
+std::vector<Expectation> parse_expectations(const std::vector<std::string>& texts, std::string_view flag);
+
 // The figures --expect may name, in the sweep output's order.
 std::vector<std::string_view> expectation_figures();
 

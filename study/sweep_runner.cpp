@@ -72,6 +72,8 @@ PointFigures report_figures(const Report& report) {
   return f;
 }
 
+unsigned sweep_threads(unsigned jobs) { return jobs > 0 ? jobs : std::max(1u, std::thread::hardware_concurrency()); }
+
 std::vector<std::size_t> shard_points(const Study& study, std::size_t shard_index, std::size_t shard_count) {
   std::vector<std::size_t> indices;
   indices.reserve(study.points / shard_count + 1);

@@ -71,6 +71,9 @@ struct SweepOptions {
   std::function<void(std::size_t, std::size_t)> progress;
 };
 
+// The threads of -j N (jobs=N in Python): N, or every core for 0.
+unsigned sweep_threads(unsigned jobs);
+
 // The indices of the points a shard runs: index % shard_count == shard_index.
 std::vector<std::size_t> shard_points(const Study& study, std::size_t shard_index, std::size_t shard_count);
 

@@ -213,7 +213,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     } else if (run->parsed()) {
       const Scenario scenario = scenario_from(run_flags);
       check_run_schedules(scenario);
-      const auto expectations = parse_expectations(expect);
+      const auto expectations = parse_expectations(expect, "--expect");
       const auto reports = write_reports(scenario, false, run_pictures, out, timeline_width_for(out));
       return report_expectations(expectation_failures(expectations, reports), err);
     } else if (check_command->parsed()) {
@@ -236,7 +236,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     } else if (compare->parsed()) {
       Scenario scenario = scenario_from(compare_flags);
       default_compare_schedules(scenario);
-      const auto expectations = parse_expectations(expect);
+      const auto expectations = parse_expectations(expect, "--expect");
       const auto reports = write_reports(scenario, true, compare_pictures, out, timeline_width_for(out));
       return report_expectations(expectation_failures(expectations, reports), err);
     } else {

@@ -10,12 +10,6 @@ void add_expect_flag(CLI::App& command, std::vector<std::string>& expect) {
       ->allow_extra_args(false);  // one expression per --expect, so it never takes a positional argument
 }
 
-std::vector<Expectation> parse_expectations(const std::vector<std::string>& texts) {
-  std::vector<Expectation> expectations;
-  for (const std::string& text : texts) expectations.push_back(parse_expectation(text, "--expect"));
-  return expectations;
-}
-
 int report_expectations(const std::vector<std::string>& failures, std::ostream& err) {
   for (const std::string& failure : failures) err << "ppsim: " << one_line(failure) << '\n';
   return failures.empty() ? kExitOk : kExitFailure;

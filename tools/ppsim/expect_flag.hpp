@@ -12,9 +12,6 @@ namespace ppsim {
 
 void add_expect_flag(CLI::App& command, std::vector<std::string>& expect);
 
-// Parsed before anything runs, so a mistyped expectation is exit 2 without a simulation.
-std::vector<Expectation> parse_expectations(const std::vector<std::string>& texts);
-
 // Prints each failure ("ppsim: --expect ... failed: ...") and returns the exit status: 1 when any.
 int report_expectations(const std::vector<std::string>& failures, std::ostream& err);
 

@@ -1,7 +1,6 @@
 #include "tools/ppsim/sweep_cli.hpp"
 
 #include <charconv>
-#include <thread>
 
 #include "study/api.hpp"
 #include "study/errors.hpp"
@@ -19,10 +18,10 @@ namespace {
 
 int run_sweep_command(const SweepCommands& commands, std::ostream& out, std::ostream& err) {
   const Study study = load_study(commands.study);
-  const std::vector<Expectation> expectations = parse_expectations(commands.expect);
+  const std::vector<Expectation> expectations = parse_expectations(commands.expect, "--expect");
   SweepOptions options;
   if (!commands.shard.empty()) parse_shard(commands.shard, options.shard_index, options.shard_count);
-  options.threads = commands.threads > 0 ? commands.threads : std::max(1u, std::thread::hardware_concurrency());
+  options.threads = sweep_threads(commands.threads);
   options.simulate_all = commands.simulate_all;
   const bool terminal = is_terminal(err);
   const bool bar = terminal || commands.progress;

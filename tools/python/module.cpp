@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,12 +36,6 @@ nlohmann::json parse_settings(const std::string& text, const std::string& origin
 // The result's JSON text and the failures of `expect` (--expect's lines), which the package raises.
 using Checked = std::pair<std::string, std::vector<std::string>>;
 
-std::vector<ppsim::Expectation> expectations_of(const std::vector<std::string>& expect) {
-  std::vector<ppsim::Expectation> expectations;
-  for (const std::string& text : expect) expectations.push_back(ppsim::parse_expectation(text, "expect"));
-  return expectations;
-}
-
 Checked run(const std::string& settings, const std::string& origin, const std::string& config,
             const ppsim::PictureFiles& pictures, bool compare, const std::vector<std::string>& expect) {
   ppsim::Scenario scenario = ppsim::scenario_from_settings(parse_settings(settings, origin), origin, config);
@@ -52,7 +45,7 @@ Checked run(const std::string& settings, const std::string& origin, const std::s
   } else {
     ppsim::check_run_schedules(scenario);
   }
-  const auto expectations = expectations_of(expect);
+  const auto expectations = ppsim::parse_expectations(expect, "expect");
   std::ostringstream out;
   const auto reports = ppsim::write_reports(scenario, compare, pictures, out);
   return {out.str(), ppsim::expectation_failures(expectations, reports)};
@@ -75,10 +68,10 @@ Checked sweep(const SweepRequest& request) {
       request.path.empty() ? ppsim::parse_study(nlohmann::ordered_json::parse(request.study_text), "ppsim.sweep",
                                                 std::filesystem::current_path().string())
                            : ppsim::load_study(request.path);
-  const auto expectations = expectations_of(request.expect);
+  const auto expectations = ppsim::parse_expectations(request.expect, "expect");
   ppsim::SweepOptions options;
   if (!request.shard.empty()) ppsim::parse_shard(request.shard, options.shard_index, options.shard_count);
-  options.threads = request.jobs > 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
+  options.threads = ppsim::sweep_threads(request.jobs);
   options.simulate_all = request.simulate_all;
   const auto points = ppsim::sweep_to_files(study, options, {request.output, request.html, request.summary});
   return {ppsim::sweep_result_json(study, points, options.shard_index, options.shard_count).dump(),
