@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <coroutine>
 #include <cstddef>
+#include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -106,6 +108,9 @@ struct ScheduleStreams {
   ScheduleParams params;
   std::vector<int> stage_device;
   DeviceStream device = nullptr;
+  // Whether its lists hold overlapped pairs (Action::fused_with_next): the engine's trusted loop
+  // tests for them at every op only when they may come (a registry test holds every schedule to it).
+  bool overlapped_pairs = false;
 
   int num_devices() const { return params.p; }
   int num_microbatches() const { return params.m; }
@@ -126,23 +131,34 @@ class StreamReader {
   void open(ActionStream stream, std::size_t expected_size) {
     stream_ = std::move(stream);
     chunk_ = std::max<std::size_t>(1, std::min(kChunk, expected_size));
-    if (buffer_.size() < chunk_ + 2) buffer_.resize(chunk_ + 2);
+    if (capacity_ < chunk_ + 2) {
+      capacity_ = chunk_ + 2;
+      buffer_.reset(static_cast<Action*>(::operator new(capacity_ * sizeof(Action))));
+    }
   }
   void close() { stream_ = ActionStream(); }
   // Moves [cur, end) (at most two actions: the engine refills at its last one) to the front and
   // fills after it; false when nothing new came.
   bool refill(const Action*& cur, const Action*& end) {
     const std::size_t kept = static_cast<std::size_t>(end - cur);
-    for (std::size_t i = 0; i < kept; ++i) buffer_[i] = cur[i];
-    const std::size_t added = stream_.fill(buffer_.data() + kept, chunk_);
-    cur = buffer_.data();
+    for (std::size_t i = 0; i < kept; ++i) buffer_.get()[i] = cur[i];
+    const std::size_t added = stream_.fill(buffer_.get() + kept, chunk_);
+    cur = buffer_.get();
     end = cur + kept + added;
     return added > 0;
   }
 
  private:
   ActionStream stream_;
-  std::vector<Action> buffer_;
+  // Raw storage, not a vector: a vector would construct every action of every device's buffer
+  // before a run (a quarter of a million instructions at p=64), and the stream writes them all
+  // before the engine reads one. Action is an implicit-lifetime type, so the allocation itself
+  // creates the objects the writes then assign (C++20, [intro.object]).
+  struct FreeActions {
+    void operator()(Action* actions) const { ::operator delete(actions); }
+  };
+  std::unique_ptr<Action, FreeActions> buffer_;
+  std::size_t capacity_ = 0;
   std::size_t chunk_ = kChunk;
 };
 

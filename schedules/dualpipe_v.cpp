@@ -152,7 +152,7 @@ std::optional<std::string> check_dualpipev(const ScheduleParams& params) {
 }
 
 ScheduleStreams dualpipev_streams(const ScheduleParams& params) {
-  return {params, v_stage_mapping(params.p), dualpipev_device};
+  return {params, v_stage_mapping(params.p), dualpipev_device, true};
 }
 
 }  // namespace ppsim

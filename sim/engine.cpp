@@ -92,8 +92,6 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
     info.last = s + 1 == stages;
     if (s + 1 < stages) info.forward.consumer = stage_device[index(s + 1)];
     if (s > 0) info.backward.consumer = stage_device[index(s - 1)];
-    for (Op op : {Op::kBackward, Op::kBackwardInput}) info.receives[op_index(op)] = !info.last;
-    info.receives[op_index(Op::kForward)] = s > 0;
   }
   std::vector<double> bandwidth;
   prepare_links(stage_device, costs, bandwidth);
@@ -111,8 +109,12 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
       // A stage on the same device (no link) reads the message as soon as it is sent.
       return output.link >= 0 && timed[index(output.link)] ? kTimedMessage : kInstantMessage;
     };
-    for (Op op : {Op::kBackward, Op::kBackwardInput}) info.sends[op_index(op)] = s > 0 ? kind(info.backward) : kNoMessage;
-    info.sends[op_index(Op::kForward)] = info.last ? kNoMessage : kind(info.forward);
+    const bool first = s == 0;
+    const std::uint8_t gradient = first ? kNoMessage : kind(info.backward);
+    info.code[op_index(Op::kForward)] = trusted_code(Op::kForward, !first, info.last ? kNoMessage : kind(info.forward));
+    info.code[op_index(Op::kBackward)] = trusted_code(Op::kBackward, !info.last, gradient);
+    info.code[op_index(Op::kBackwardInput)] = trusted_code(Op::kBackwardInput, !info.last, gradient);
+    info.code[op_index(Op::kBackwardWeight)] = trusted_code(Op::kBackwardWeight, false, kNoMessage);
   }
   figures_.assign(index(p), DeviceFigures{});
   const std::size_t timed_stages = options.record_stage_times ? index(stages) : 0;

@@ -93,14 +93,18 @@ class Engine {
     std::size_t mask = 0;
     int device = 0;
     bool last = false;  // the last stage, whose backward needs no gradient
-    // Per op: it waits for a message (F but on stage 0, B and I but on the last stage) and sends
-    // one (F but on the last stage, B and I but on stage 0): the trusted sweep's only tests. A
-    // message that takes no time (no latency, no bytes or no bandwidth limit on its link) arrives
-    // as it is sent: its link, used by one device in the order its ops end, is then always free.
-    std::array<bool, kNumOps> receives{};
-    std::array<std::uint8_t, kNumOps> sends{};  // kNoMessage, kInstantMessage or kTimedMessage
+    // Per op, the trusted loop's one test (trusted_code): its kind, whether it waits for a message
+    // (F but on stage 0, B and I but on the last stage) and how it sends one (F but on the last
+    // stage, B and I but on stage 0: kNoMessage, kInstantMessage or kTimedMessage). A message that
+    // takes no time (no latency, no bytes or no bandwidth limit on its link) arrives as it is sent:
+    // its link, used by one device in the order its ops end, is then always free.
+    std::array<std::uint8_t, kNumOps> code{};
   };
   static_assert(sizeof(StageInfo) == 128);
+  // The trusted loop's dispatch: an op's kind, whether it waits for a message and how it sends one.
+  static constexpr std::uint8_t trusted_code(Op op, bool receives, std::uint8_t sends) {
+    return static_cast<std::uint8_t>(static_cast<int>(op) + kNumOps * (static_cast<int>(receives) + 2 * sends));
+  }
 
   // Per device: its position, when its stream is next free, and the few positions whose times
   // the summary needs (the device's and each phase's first start and last end, each of its stages'
@@ -164,15 +168,18 @@ class Engine {
   // and the flags of the ops done.
   // Per device: its window of actions, position and stream, and what the summary needs, noted as
   // the ops run instead of in a pass over the list beforehand.
+  static constexpr std::size_t kMaxMarks = 11;
   struct SweepDevice {
     const Action* cur = nullptr;
     const Action* end = nullptr;
+    const Action* next_mark = nullptr;  // marks[mark_index] in the window, else the window's end
     std::size_t position = 0;  // of *cur in the device's list
     double free_at = 0;
     double busy = 0;
     double start = 0;     // of position 0
     double last_end = 0;  // of the latest position
     bool finished = false;
+    bool backward_scanned = false;  // the first B or I has been marked
     // Phases: the first backward (B or I) and the position after the last forward.
     std::size_t first_backward = kNoMark;
     double first_backward_start = 0;
@@ -187,12 +194,14 @@ class Engine {
     // backward, each window's last forward and the op after it); the others only add to busy.
     const Action* window_begin = nullptr;
     std::size_t window_base = 0;
-    bool backward_scanned = false;  // the first B or I has been marked
-    std::array<std::size_t, 12> marks{};  // sorted positions, within or after the window
     std::size_t mark_count = 0;
     std::size_t mark_index = 0;
-    const Action* next_mark = nullptr;  // marks[mark_index] in the window, else nullptr
+    // Sorted positions, within or after the window: at most 5 (the one carried over from the last
+    // window, position 0, the first backward, the window's last forward and the op after it).
+    std::array<std::size_t, kMaxMarks> marks{};
   };
+  // 256 bytes, so that finding a device's is a shift: the trusted loop does it at every visit.
+  static_assert(sizeof(SweepDevice) == 256);
   // The marks of a window whose actions from `fresh` on are new (at position `fresh_position`).
   static void mark_window(SweepDevice& state, const Action* fresh, std::size_t fresh_position);
   static void point_next_mark(SweepDevice& state);
@@ -201,8 +210,26 @@ class Engine {
     return state.window_base + static_cast<std::size_t>(state.cur - state.window_begin);
   }
   // The trusted loop: a registry schedule's streams, no per-stage times.
-  template <bool kOverlap, typename Feed>
+  // kPairs: the streams may hold overlapped pairs (ScheduleStreams::overlapped_pairs).
+  template <bool kOverlap, bool kPairs, typename Feed>
   [[gnu::always_inline]] inline void advance_trusted(Feed& feed, int device);
+  template <bool kOverlap, bool kPairs, typename Feed>
+  void run_trusted(Feed& feed);
+  // A device's running times in the trusted loop, and the last op's start and cost.
+  struct TrustedClock {
+    double free_at = 0;
+    double busy = 0;
+    double last_end = 0;  // blocking mode (in overlap mode the previous op's end is free_at)
+    double start = 0;
+    double cost = 0;
+  };
+  // One op of the trusted loop, compiled for its case: false when its input has not been sent.
+  template <bool kOverlap, Op kOp, bool kReceives, std::uint8_t kSends>
+  [[gnu::always_inline]] inline bool trusted_step(const Action& action, StageInfo& stage, MemoryTracker& memory,
+                                                  TrustedClock& clock);
+  template <bool kOverlap>
+  [[gnu::always_inline]] inline bool trusted_dispatch(const Action& action, StageInfo& stage, MemoryTracker& memory,
+                                                      TrustedClock& clock);
   template <typename Feed>
   SimulationOutcome sweep(Feed& feed);
   template <typename Feed>
@@ -242,11 +269,14 @@ class Engine {
   }
   [[gnu::noinline]] Slot& grow_and_obtain(int stage, int microbatch);
   void wake(int device) {
-    std::uint8_t& blocked = blocked_[index_of(device)];
-    if (blocked == 0) return;  // queued, running or finished
-    blocked = 0;
-    woken_[(woken_head_ + woken_count_++) & woken_mask_] = device;
+    WakeFlag& blocked = blocked_[index_of(device)];
+    if (blocked == WakeFlag::kQueued) return;  // queued, running or finished
+    blocked = WakeFlag::kQueued;
+    push_woken(device);
   }
+  // The queue of devices to visit: free-running indices, taken modulo its power-of-two size.
+  void push_woken(int device) { woken_[woken_tail_++ & woken_mask_] = device; }
+  int pop_woken() { return woken_[woken_head_++ & woken_mask_]; }
   static std::size_t index_of(int i) { return static_cast<std::size_t>(i); }
   static constexpr double kUnknownTime = __builtin_inf();
 
@@ -291,11 +321,14 @@ class Engine {
   Timeline timeline_;
   std::vector<std::vector<Slot>> ring_storage_;  // per stage
   std::vector<SweepDevice> sweep_devices_;
-  std::vector<std::uint8_t> blocked_;  // per device: waits for a message (the sweep's wake test, one byte)
+  // Per device: whether it waits for a message (the sweep's wake test). One byte, but not a character
+  // type: a store to a char may alias any member, which the loop would then have to read again.
+  enum class WakeFlag : std::uint8_t { kQueued, kBlocked };
+  std::vector<WakeFlag> blocked_;
   std::vector<int> woken_;  // FIFO ring of devices to visit, each at most once; a power of two long
   std::size_t woken_mask_ = 0;
   std::size_t woken_head_ = 0;
-  std::size_t woken_count_ = 0;
+  std::size_t woken_tail_ = 0;
   std::vector<std::uint8_t> first_forward_seen_;  // per stage, with record_stage_times
   std::vector<StreamReader> readers_;             // per device, for runs of ScheduleStreams
   Program stored_;  // streams materialised for the event queue

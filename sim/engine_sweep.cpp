@@ -19,7 +19,7 @@ constexpr std::uint8_t kSweepForwardDone = 1;
 constexpr std::uint8_t kSweepInputGradDone = 2;
 
 // Ops a device runs per visit at most before the others get their turn.
-constexpr int kVisitOps = 64;
+constexpr int kVisitOps = 512;
 
 std::size_t ring_capacity(int m) {
   // Enough for the micro-batches in flight on a stage in most schedules; rings grow when not.
@@ -83,7 +83,7 @@ namespace {
 void Engine::mark_window(SweepDevice& state, const Action* fresh, std::size_t fresh_position) {
   // Marks not reached yet stay (the op after the last window's last forward may open this one).
   std::size_t count = 0;
-  std::array<std::size_t, 12> marks{};
+  std::array<std::size_t, kMaxMarks> marks{};
   for (std::size_t i = state.mark_index; i < state.mark_count; ++i) {
     if (state.marks[i] >= state.window_base) marks[count++] = state.marks[i];
   }
@@ -120,7 +120,7 @@ void Engine::point_next_mark(SweepDevice& state) {
   const std::size_t position = state.window_base + static_cast<std::size_t>(state.cur - state.window_begin);
   while (state.mark_index < state.mark_count && state.marks[state.mark_index] < position) ++state.mark_index;
   const std::size_t window = static_cast<std::size_t>(state.end - state.window_begin);
-  state.next_mark = nullptr;
+  state.next_mark = state.end;
   if (state.mark_index < state.mark_count && state.marks[state.mark_index] < state.window_base + window) {
     state.next_mark = state.window_begin + (state.marks[state.mark_index] - state.window_base);
   }
@@ -279,7 +279,7 @@ void Engine::advance(Feed& feed, int device) {
     Slot* own;
     const double ready = input_ready<Feed::kTrusted>(action, stage, own);
     if (ready == kUnknownTime) {
-      blocked_[index_of(device)] = 1;  // the op that delivers its input wakes it
+      blocked_[index_of(device)] = WakeFlag::kBlocked;  // the op that delivers its input wakes it
       return;
     }
     const double cost = stage.time[static_cast<std::size_t>(action.op)];
@@ -294,32 +294,123 @@ void Engine::advance(Feed& feed, int device) {
     if (--budget == 0) [[unlikely]] {
       // Back to the end of the queue, so that no device runs far ahead of its consumers (GPipe's
       // forwards would otherwise leave m messages in flight): the window stays small.
-      woken_[(woken_head_ + woken_count_++) & woken_mask_] = device;
+      push_woken(device);
       return;
     }
   }
 }
 
-template <bool kOverlap, typename Feed>
+template <bool kOverlap, Op kOp, bool kReceives, std::uint8_t kSends>
+inline bool Engine::trusted_step(const Action& action, StageInfo& stage, MemoryTracker& memory, TrustedClock& clock) {
+  const auto microbatch = static_cast<std::size_t>(action.microbatch);
+  double ready = 0;
+  if constexpr (kReceives) {
+    Slot& slot = stage.slots[microbatch & stage.mask];
+    if (slot.microbatch != action.microbatch) return false;  // its message has not been sent yet
+    ready = slot.input;
+    slot.microbatch = -1;  // its message is used
+  }
+  const double cost = stage.time[static_cast<std::size_t>(kOp)];
+  const double start = std::max(clock.free_at, ready);
+  const double finish = start + cost;
+  if constexpr (kOp == Op::kForward) memory.on_forward(stage.activation_bytes);
+  if constexpr (kOp == Op::kBackward) memory.on_backward(stage.activation_bytes);
+  if constexpr (kOp == Op::kBackwardInput) memory.on_input_grad(stage.activation_bytes, stage.weight_bytes);
+  if constexpr (kOp == Op::kBackwardWeight) memory.on_weight_grad(stage.weight_bytes);
+  clock.start = start;
+  clock.cost = cost;
+  clock.busy += cost;
+  if constexpr (!kOverlap) clock.last_end = finish;
+  double released = finish;  // blocking mode: when its message has left the link
+  if constexpr (kSends != kNoMessage) {
+    constexpr bool kForward = kOp == Op::kForward;
+    const StageOutput& output = kForward ? stage.forward : stage.backward;
+    double arrival = finish;
+    if constexpr (kSends == kTimedMessage) {
+      Link& link = links_[index_of(output.link)];
+      // Counted afterwards (count_trusted_messages): every stage sends each micro-batch once a way.
+      const Link::Departure departure = link.depart(finish, output.send_time);
+      arrival = departure.end + link.latency;
+      released = departure.end;
+    }
+    StageInfo& target = kForward ? (&stage)[1] : (&stage)[-1];
+    Slot& slot = target.slots[microbatch & target.mask];
+    if (slot.microbatch < 0) [[likely]] {
+      slot.microbatch = action.microbatch;
+      slot.input = arrival;
+    } else {
+      grow_and_obtain(static_cast<int>(&target - stages_.data()), action.microbatch).input = arrival;
+    }
+    wake(output.consumer);  // a no-op for this device itself: it is running, so not blocked
+  }
+  clock.free_at = kOverlap ? finish : released;
+  return true;
+}
+
+template <bool kOverlap>
+inline bool Engine::trusted_dispatch(const Action& action, StageInfo& stage, MemoryTracker& memory,
+                                     TrustedClock& clock) {
+  // One jump on the op's code (its kind, whether it waits for a message, how it sends one) to a
+  // step compiled for exactly that case, instead of a test for each.
+#define PPSIM_TRUSTED_CASE(op, receives, sends) \
+  case trusted_code(op, receives, sends):       \
+    return trusted_step<kOverlap, op, receives, sends>(action, stage, memory, clock);
+#define PPSIM_TRUSTED_CASES(op, receives)                  \
+  PPSIM_TRUSTED_CASE(op, receives, kNoMessage)             \
+  PPSIM_TRUSTED_CASE(op, receives, kInstantMessage)        \
+  PPSIM_TRUSTED_CASE(op, receives, kTimedMessage)
+  switch (stage.code[static_cast<std::size_t>(action.op)]) {
+    PPSIM_TRUSTED_CASES(Op::kForward, false)
+    PPSIM_TRUSTED_CASES(Op::kForward, true)
+    PPSIM_TRUSTED_CASES(Op::kBackward, false)
+    PPSIM_TRUSTED_CASES(Op::kBackward, true)
+    PPSIM_TRUSTED_CASES(Op::kBackwardInput, false)
+    PPSIM_TRUSTED_CASES(Op::kBackwardInput, true)
+    PPSIM_TRUSTED_CASE(Op::kBackwardWeight, false, kNoMessage)
+    default:
+      __builtin_unreachable();  // prepare_common writes only the codes above
+  }
+#undef PPSIM_TRUSTED_CASES
+#undef PPSIM_TRUSTED_CASE
+}
+
+template <bool kOverlap, bool kPairs, typename Feed>
 void Engine::advance_trusted(Feed& feed, int device) {
-  // advance()'s semantics for a trusted stream, with the state in locals, each op tested once by its
-  // kind (whether it waits for a message, whether it sends one) and one window of the stream a visit.
+  // advance()'s semantics for a trusted stream, with the state in locals, one jump an op to a step
+  // compiled for its case (trusted_dispatch) and one window of the stream a visit. The ops between
+  // marks run in a loop that tests only for the next mark; a mark is noted in full.
   SweepDevice& state = sweep_devices_[index_of(device)];
   MemoryTracker& memory = memory_[index_of(device)];
-  const Action* cur = state.cur;
-  const Action* end = state.end;
-  double free_at = state.free_at;
-  double busy = state.busy;
-  double last_end = state.last_end;  // blocking mode; in overlap mode the previous op's end is free_at
+  StageInfo* const stages = stages_.data();
+  const Action* cur = state.cur;  // the window's end is read from state: one register fewer
+  TrustedClock clock{state.free_at, state.busy, state.last_end};  // last_end: blocking mode only
   const auto save = [&] {
     state.cur = cur;
-    state.free_at = free_at;
-    state.busy = busy;
-    state.last_end = kOverlap ? free_at : last_end;
+    state.free_at = clock.free_at;
+    state.busy = clock.busy;
+    if constexpr (!kOverlap) state.last_end = clock.last_end;  // in overlap mode it is free_at
+  };
+  const auto load = [&] {
+    cur = state.cur;
+    clock.free_at = state.free_at;
+    clock.busy = state.busy;
+    clock.last_end = state.last_end;
   };
   while (true) {
-    if (cur == end) [[unlikely]] {
+    const Action* const limit = state.next_mark;
+    while (cur != limit) {
+      const Action action = *cur;
+      if (kPairs && action.fused_with_next) [[unlikely]] break;
+      if (!trusted_dispatch<kOverlap>(action, stages[index_of(action.stage)], memory, clock)) {
+        save();
+        blocked_[index_of(device)] = WakeFlag::kBlocked;  // the op that delivers its input wakes it
+        return;
+      }
+      ++cur;
+    }
+    if (cur == state.end) [[unlikely]] {
       save();
+      if constexpr (kOverlap) state.last_end = clock.free_at;
       if (!feed.refill(device, state.cur, state.end)) {
         state.position = trusted_position(state);
         state.finished = true;
@@ -327,91 +418,44 @@ void Engine::advance_trusted(Feed& feed, int device) {
       }
       // One window a visit, then back to the end of the queue, so that no device runs far ahead of
       // its consumers (GPipe's forwards would otherwise leave m messages in flight).
-      woken_[(woken_head_ + woken_count_++) & woken_mask_] = device;
+      push_woken(device);
       return;
     }
     const Action action = *cur;
-    if (action.fused_with_next) [[unlikely]] {
+    if (kPairs && action.fused_with_next) [[unlikely]] {
       save();
+      if constexpr (kOverlap) state.last_end = clock.free_at;
       state.position = trusted_position(state);
       const bool ran = run_pair(feed, device);
-      cur = state.cur;
-      end = state.end;
-      free_at = state.free_at;
-      busy = state.busy;
-      last_end = state.last_end;
+      load();
       point_next_mark(state);
       if (!ran) return;
       continue;
     }
-    const StageInfo& stage = stages_[index_of(action.stage)];
-    const auto op = static_cast<std::size_t>(action.op);
-    const auto microbatch = static_cast<std::size_t>(action.microbatch);
-    double ready = 0;
-    if (stage.receives[op]) {
-      Slot& slot = stage.slots[microbatch & stage.mask];
-      if (slot.microbatch != action.microbatch) {
-        save();
-        blocked_[index_of(device)] = 1;  // the op that delivers its input wakes it
-        return;
-      }
-      ready = slot.input;
-      slot.microbatch = -1;  // its message is used
+    // A mark: one of the few positions the phases need, noted in full.
+    const double busy_before = clock.busy;
+    const double end_before = kOverlap ? clock.free_at : clock.last_end;
+    if (!trusted_dispatch<kOverlap>(action, stages[index_of(action.stage)], memory, clock)) {
+      save();
+      blocked_[index_of(device)] = WakeFlag::kBlocked;
+      return;
     }
-    const double cost = stage.time[op];
-    const double start = std::max(free_at, ready);
-    const double finish = start + cost;
-    switch (action.op) {
-      case Op::kForward:
-        memory.on_forward(stage.activation_bytes);
-        break;
-      case Op::kBackward:
-        memory.on_backward(stage.activation_bytes);
-        break;
-      case Op::kBackwardInput:
-        memory.on_input_grad(stage.activation_bytes, stage.weight_bytes);
-        break;
-      case Op::kBackwardWeight:
-        memory.on_weight_grad(stage.weight_bytes);
-        break;
-    }
-    if (cur == state.next_mark) [[unlikely]] {
-      // One of the few positions the phases need: noted in full.
-      state.cur = cur;
-      state.position = trusted_position(state);
-      state.busy = busy;
-      state.last_end = kOverlap ? free_at : last_end;
-      note_position(state, action, start, finish, cost);
-      ++state.mark_index;
-      state.cur = cur + 1;
-      point_next_mark(state);
-    }
-    busy += cost;
-    if constexpr (!kOverlap) last_end = finish;
-    double released = finish;  // blocking mode: when its message has left the link
-    if (const std::uint8_t message = stage.sends[op]; message != kNoMessage) {
-      const StageOutput& output = action.op == Op::kForward ? stage.forward : stage.backward;
-      double arrival = finish;
-      if (message == kTimedMessage) {
-        Link& link = links_[index_of(output.link)];
-        // Counted afterwards (count_trusted_messages): every stage sends each micro-batch once a way.
-        const Link::Departure departure = link.depart(finish, output.send_time);
-        arrival = departure.end + link.latency;
-        released = departure.end;
-      }
-      const StageInfo& target = action.op == Op::kForward ? (&stage)[1] : (&stage)[-1];
-      Slot& slot = target.slots[microbatch & target.mask];
-      if (slot.microbatch < 0) [[likely]] {
-        slot.microbatch = action.microbatch;
-        slot.input = arrival;
-      } else {
-        grow_and_obtain(action.stage + (action.op == Op::kForward ? 1 : -1), action.microbatch).input = arrival;
-      }
-      wake(output.consumer);  // a no-op for this device itself: it is running, so not blocked
-    }
-    free_at = kOverlap ? finish : released;
-    ++cur;
+    state.cur = cur;
+    state.position = trusted_position(state);
+    state.busy = busy_before;
+    state.last_end = end_before;
+    note_position(state, action, clock.start, clock.start + clock.cost, clock.cost);
+    ++state.mark_index;
+    state.cur = ++cur;
+    point_next_mark(state);
   }
+}
+
+template <bool kOverlap, bool kPairs, typename Feed>
+void Engine::run_trusted(Feed& feed) {
+  // The queue's loop and the visit in one function: a visit runs about two ops in 1F1B, so a call
+  // per visit (its registers saved and restored) would cost as much as an op.
+  while (woken_head_ != woken_tail_) advance_trusted<kOverlap, kPairs>(feed, pop_woken());
 }
 
 template <typename Feed>
@@ -424,7 +468,7 @@ bool Engine::run_pair(Feed& feed, int device) {
   Slot* first_slot;
   double ready = input_ready<Feed::kTrusted>(first, first_stage, first_slot);
   if (ready == kUnknownTime) {
-    blocked_[index_of(device)] = 1;
+    blocked_[index_of(device)] = WakeFlag::kBlocked;
     return false;
   }
   if (state.cur + 1 == state.end) {  // a pair at the end of a list (never valid): run it alone
@@ -443,7 +487,7 @@ bool Engine::run_pair(Feed& feed, int device) {
   Slot* second_slot;
   const double second_ready = input_ready<Feed::kTrusted>(second, second_stage, second_slot);
   if (second_ready == kUnknownTime) {
-    blocked_[index_of(device)] = 1;
+    blocked_[index_of(device)] = WakeFlag::kBlocked;
     return false;
   }
   ready = std::max(ready, second_ready);
@@ -520,35 +564,36 @@ SimulationOutcome Engine::sweep(Feed& feed) {
   }
   first_forward_seen_.assign(options_.record_stage_times ? stages_.size() : 0, 0);
   sweep_devices_.assign(index_of(p), SweepDevice{});
-  blocked_.assign(index_of(p), 0);
+  blocked_.assign(index_of(p), WakeFlag::kQueued);
   std::size_t queue = 1;
   while (queue < index_of(p)) queue *= 2;
   woken_.assign(queue, 0);
   woken_mask_ = queue - 1;
   woken_head_ = 0;
-  woken_count_ = index_of(p);
+  woken_tail_ = index_of(p);
   for (int d = 0; d < p; ++d) {
     woken_[index_of(d)] = d;
     SweepDevice& state = sweep_devices_[index_of(d)];
     feed.open(d, state.cur, state.end);
   }
   const auto run_woken = [&](auto advance_one) {
-    while (woken_count_ > 0) {
-      const int device = woken_[woken_head_];
-      woken_head_ = (woken_head_ + 1) & woken_mask_;
-      --woken_count_;
-      advance_one(device);
-    }
+    while (woken_head_ != woken_tail_) advance_one(pop_woken());
   };
   bool counted_afterwards = false;
   if constexpr (Feed::kTrusted) {
     counted_afterwards = !options_.record_stage_times;
-    if (!options_.record_stage_times && options_.comm == CommMode::kOverlap) {
-      run_woken([&](int device) { advance_trusted<true>(feed, device); });
-    } else if (!options_.record_stage_times) {
-      run_woken([&](int device) { advance_trusted<false>(feed, device); });
-    } else {
+    const bool overlap = options_.comm == CommMode::kOverlap;
+    const bool pairs = feed.streams.overlapped_pairs;
+    if (options_.record_stage_times) {
       run_woken([&](int device) { advance(feed, device); });
+    } else if (overlap && pairs) {
+      run_trusted<true, true>(feed);
+    } else if (overlap) {
+      run_trusted<true, false>(feed);
+    } else if (pairs) {
+      run_trusted<false, true>(feed);
+    } else {
+      run_trusted<false, false>(feed);
     }
   } else {
     run_woken([&](int device) { advance(feed, device); });

@@ -16,7 +16,7 @@ class MemoryTracker {
     static_bytes_ = static_bytes;
     weight_fraction_ = weight_fraction;
     activation_bytes_ = peak_activation_bytes_ = 0;
-    full_stashes_ = weight_parts_ = 0;
+    stash_units_ = weight_parts_ = 0;
     peak_stashed_ = 0;
     stash_bound_ = stash_bound();
   }
@@ -24,21 +24,21 @@ class MemoryTracker {
   // F allocates a whole stash; B frees it; I frees all but the weight part; W frees that part.
   void on_forward(std::int64_t bytes) {
     activation_bytes_ += bytes;
-    ++full_stashes_;
+    ++stash_units_;
     note_peak();
   }
   void on_backward(std::int64_t bytes) {
     activation_bytes_ -= bytes;
-    --full_stashes_;
+    --stash_units_;
   }
   void on_input_grad(std::int64_t bytes, std::int64_t weight_bytes) {
     activation_bytes_ -= bytes - weight_bytes;
-    --full_stashes_;
-    ++weight_parts_;
+    ++weight_parts_;  // a whole stash becomes a weight part: the units stay
   }
   void on_weight_grad(std::int64_t weight_bytes) {
     activation_bytes_ -= weight_bytes;
     --weight_parts_;
+    --stash_units_;
   }
 
   // What a backward op frees when it ends, by its kind (B, I or W).
@@ -57,17 +57,18 @@ class MemoryTracker {
   std::int64_t memory_bytes() const { return static_bytes_ + activation_bytes_; }
   std::int64_t peak_activation_bytes() const { return peak_activation_bytes_; }
   double stashed() const {
-    return static_cast<double>(full_stashes_) + weight_fraction_ * static_cast<double>(weight_parts_);
+    const std::int64_t full_stashes = stash_units_ - weight_parts_;
+    return static_cast<double>(full_stashes) + weight_fraction_ * static_cast<double>(weight_parts_);
   }
   double peak_stashed() const { return peak_stashed_; }
 
  private:
   // Only allocations can raise a peak. The stash count, a double, is computed only when the whole
-  // stashes plus weight parts exceed the bound: with a weight fraction in [0, 1], stashed() is at
-  // most that integer sum (rounding is monotone), so below the bound it cannot be a new peak.
+  // stashes plus weight parts (the units) exceed the bound: with a weight fraction in [0, 1],
+  // stashed() is at most the units (rounding is monotone), so below the bound it cannot be a new peak.
   void note_peak() {
-    peak_activation_bytes_ = std::max(peak_activation_bytes_, activation_bytes_);
-    if (full_stashes_ + weight_parts_ > stash_bound_) [[unlikely]] note_stash_peak();
+    if (activation_bytes_ > peak_activation_bytes_) peak_activation_bytes_ = activation_bytes_;
+    if (stash_units_ > stash_bound_) [[unlikely]] note_stash_peak();
   }
   void note_stash_peak() {
     peak_stashed_ = std::max(peak_stashed_, stashed());
@@ -82,7 +83,7 @@ class MemoryTracker {
   double weight_fraction_ = 0.5;
   std::int64_t activation_bytes_ = 0;
   std::int64_t peak_activation_bytes_ = 0;
-  std::int64_t full_stashes_ = 0;
+  std::int64_t stash_units_ = 0;  // whole stashes plus weight parts: what F adds and B or W removes
   std::int64_t weight_parts_ = 0;
   double peak_stashed_ = 0;
   std::int64_t stash_bound_ = 0;

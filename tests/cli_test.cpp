@@ -411,3 +411,50 @@ TEST_CASE("a schedule file's sizes win, and flags that contradict them are named
   CHECK(missing.status == ppsim::kExitBadInput);
   CHECK(missing.err == "ppsim: error: --schedule: custom takes its actions from --schedule-file FILE\n");
 }
+
+// A parse registers only the flags its command line names (CLI11 spends more on registering an
+// option than a short run spends simulating): what it parses must not depend on that.
+TEST_CASE("A run parses alike whichever spelling names its flags, though it registers only those it names", "[cli]") {
+  const CliRun plain = cli({"run", "-s", "1f1b", "-p", "8", "-m", "16", "--format", "csv"});
+  REQUIRE(plain.status == ppsim::kExitOk);
+  const std::vector<std::vector<std::string>> spellings = {
+      {"run", "--schedule=1f1b", "-p8", "-m16", "--format=csv"},
+      {"run", "-s1f1b", "-m", "16", "-p", "8", "--format", "csv", "--no-timeline"},
+      {"run", "--format", "csv", "-p", "8", "-m", "16", "--schedule", "1F1B"},
+  };
+  for (const auto& args : spellings) {
+    const CliRun run = cli(args);
+    INFO(args[1] << " ...");
+    CHECK(run.status == ppsim::kExitOk);
+    CHECK(run.err.empty());
+    CHECK(run.out == plain.out);
+  }
+}
+
+TEST_CASE("Help lists every flag of its command, though a run registers only those it names", "[cli]") {
+  for (const char* help : {"--help", "-h"}) {
+    for (const char* command : {"run", "compare"}) {
+      const CliRun run = cli({command, "-p", "8", help});
+      INFO(command << ' ' << help);
+      CHECK(run.status == ppsim::kExitOk);
+      for (const char* flag : {"--schedule", "--weight-stash-fraction", "--micro-batch", "--no-timeline", "--config",
+                               "--svg", "--html", "--trace", "--expect"}) {
+        CHECK(run.out.find(flag) != std::string::npos);
+      }
+    }
+  }
+  CHECK(cli({"sweep", "--help"}).out.find("--simulate-all") != std::string::npos);
+  CHECK(cli({"check", "--help"}).out.find("--rtol") != std::string::npos);
+}
+
+TEST_CASE("A bad flag or value reads the same whether the command line names few flags or many", "[cli]") {
+  // The parse that registered only the named flags fails; the one with every flag says why, as always.
+  CHECK(cli({"run", "-p", "8", "--schedul", "1f1b"}).err ==
+        "ppsim: error: unknown flag '--schedul' for run (did you mean --schedule?)\n");
+  CHECK(cli({"run", "--latency"}).err == "ppsim: error: --latency: 1 required T missing\n");
+  CHECK(cli({"compare", "-p", "4", "extra"}).err == "ppsim: error: The following argument was not expected: extra\n");
+  const CliRun jobs = cli({"sweep", "-j", "99999", "study.json"});
+  CHECK(jobs.status == ppsim::kExitBadInput);
+  CHECK(jobs.err == "ppsim: error: --jobs: Value 99999 not in range 0 to 4096\n");
+  CHECK(cli({"merge", "a.csv"}).err == "ppsim: error: --output is required\n");
+}

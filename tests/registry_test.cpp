@@ -2,6 +2,7 @@
 // finishes and keeps the engine's invariants: a schedule is tested the moment its row is added.
 #include "schedules/registry.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -107,4 +108,30 @@ TEST_CASE("A schedule's stream gives the same list through a buffer of any size 
       }
     }
   }
+}
+
+// The engine's trusted loop tests an action for an overlapped pair only when the streams say they
+// may hold one (ScheduleStreams::overlapped_pairs): a schedule that makes pairs must say so.
+TEST_CASE("A registry schedule whose lists hold overlapped pairs says so in its streams") {
+  int with_pairs = 0;
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    if (!info.generated()) continue;
+    for (int p = 1; p <= 8; ++p) {
+      for (int v = 1; v <= 3; ++v) {
+        for (int m = 1; m <= 4 * p; ++m) {
+          const ppsim::ScheduleParams params{p, m, v};
+          if (info.check(params)) continue;
+          const ppsim::Program program = info.build(params);
+          const bool pairs = std::any_of(program.actions.begin(), program.actions.end(), [](const auto& list) {
+            return std::any_of(list.begin(), list.end(), [](const ppsim::Action& a) { return a.fused_with_next; });
+          });
+          if (!pairs) continue;
+          INFO(std::string(info.name) << " p=" << p << " m=" << m << " v=" << v);
+          CHECK(info.streams(params).overlapped_pairs);
+          ++with_pairs;
+        }
+      }
+    }
+  }
+  CHECK(with_pairs > 0);  // DualPipeV makes pairs: the check above is not vacuous
 }

@@ -30,19 +30,27 @@ void write_rows(std::ostream& out, const Report& report, bool with_training) {
       row += ',';
       row += field;
     };
-    add(format_exact(f.start));
-    add(format_exact(f.end));
-    add(format_exact(f.busy));
-    add(format_exact(f.idle));
-    add(format_exact(f.bubble_ratio));
-    add(std::to_string(f.ops));
-    add(format_exact(f.peak_stashed));
-    add(std::to_string(f.static_bytes));
-    add(std::to_string(f.peak_activation_bytes));
-    add(std::to_string(f.peak_memory_bytes));
+    auto add_exact = [&row](double value) {
+      row += ',';
+      append_exact(row, value);
+    };
+    auto add_integer = [&row](std::int64_t value) {
+      row += ',';
+      append_integer(row, value);
+    };
+    add_exact(f.start);
+    add_exact(f.end);
+    add_exact(f.busy);
+    add_exact(f.idle);
+    add_exact(f.bubble_ratio);
+    add_integer(f.ops);
+    add_exact(f.peak_stashed);
+    add_integer(f.static_bytes);
+    add_integer(f.peak_activation_bytes);
+    add_integer(f.peak_memory_bytes);
     for (const PhaseFigures& phase : f.phases) {
-      add(std::to_string(phase.ops));
-      add(format_exact(phase.duration()));
+      add_integer(phase.ops);
+      add_exact(phase.duration());
     }
     if (with_training) {
       // The step's figures repeat on every device row, so each row stands alone in a spreadsheet.

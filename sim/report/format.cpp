@@ -31,13 +31,30 @@ std::string format_figure(double value) {
 }
 
 std::string format_exact(double value) {
-  if (value == 0) return "0";
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  std::array<char, 64> buffer{};
-  const auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-  if (ec != std::errc()) return "nan";  // cannot happen with 64 characters; keep the output parseable
-  return std::string(buffer.data(), end);
+  std::string text;
+  append_exact(text, value);
+  return text;
+}
+
+void append_exact(std::string& out, double value) {
+  if (value == 0) {
+    out += '0';
+  } else if (std::isnan(value)) {
+    out += "nan";
+  } else if (std::isinf(value)) {
+    out += value > 0 ? "inf" : "-inf";
+  } else {
+    std::array<char, 64> buffer;
+    const auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+    // An error cannot happen with 64 characters; keep the output parseable all the same.
+    out.append(ec == std::errc() ? std::string_view(buffer.data(), end) : std::string_view("nan"));
+  }
+}
+
+void append_integer(std::string& out, std::int64_t value) {
+  std::array<char, 24> buffer;
+  const auto end = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value).ptr;
+  out.append(buffer.data(), end);
 }
 
 std::string format_bytes(std::int64_t bytes) {

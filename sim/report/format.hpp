@@ -14,6 +14,9 @@ std::string format_figure(double value);
 
 // For machines: the shortest text that reads back to the same double ("24", "0.2727272727272727").
 std::string format_exact(double value);
+// The same, and a plain integer, appended to `out`: the CSV writer's rows, without a string a field.
+void append_exact(std::string& out, double value);
+void append_integer(std::string& out, std::int64_t value);
 
 // Binary units for people: "0 B", "512 B", "1.5 KiB", "80 GiB" (at most two decimals).
 std::string format_bytes(std::int64_t bytes);

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -36,14 +37,73 @@ std::string display_flag(std::string_view flag) {
   return std::string(comma == std::string_view::npos ? flag : flag.substr(comma + 1));
 }
 
-void add_scenario_flags(CLI::App& command, ScenarioFlags& flags) {
+// Which flags a parse registers. CLI11 spends about 20 k instructions on each option it registers
+// (it checks every new option's names against the ones before it), more than a short run's whole
+// simulation, so a first parse registers only what its command line can name: the chosen command's
+// options, and of its ~40 scenario flags those whose names appear in the arguments. Help, and any
+// parse error, register everything and parse again, so that their text is what it always was.
+class FlagPlan {
+ public:
+  FlagPlan(const std::vector<std::string>& args, bool all)
+      : args_(args), all_(all), chosen_(!args.empty() && !args[0].starts_with("-") ? args[0] : std::string()) {}
+
+  bool all() const { return all_; }
+  const std::string& chosen() const { return chosen_; }
+  // The options of this command: the chosen one's, or every command's.
+  bool registers(std::string_view command) const { return all_ || chosen_ == command; }
+  // A long flag of the chosen command, such as "--svg": when the arguments name it.
+  bool registers_flag(std::string_view name) const { return all_ || names_long(name); }
+  // A scenario flag ("-s,--schedule"; a switch also as --no-KEY) that the arguments may name. A
+  // superset is harmless: CLI11 then parses exactly as with every flag registered.
+  bool registers(const SettingInfo& setting) const {
+    if (all_) return true;
+    std::string_view names = setting.flag;
+    while (!names.empty()) {
+      const std::size_t comma = std::min(names.find(','), names.size());
+      const std::string_view name = names.substr(0, comma);
+      names.remove_prefix(std::min(comma + 1, names.size()));
+      if (name.starts_with("--") ? names_long(name) : names_short(name)) return true;
+    }
+    return setting.value_name.empty() && names_long("--no-" + std::string(setting.key));
+  }
+  // Help lists every flag, so it needs them all: any word that may ask for it (-h in a group of
+  // short flags, any --h... spelling) is taken as help.
+  static bool may_ask_for_help(const std::vector<std::string>& args) {
+    return std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+      return arg.starts_with("--h") ||
+             (arg.size() > 1 && arg[0] == '-' && arg[1] != '-' && arg.find('h') != std::string::npos);
+    });
+  }
+
+ private:
+  bool names_long(std::string_view name) const {
+    return std::any_of(args_.begin(), args_.end(), [&](const std::string& arg) {
+      return arg.starts_with(name) && (arg.size() == name.size() || arg[name.size()] == '=');
+    });
+  }
+  // "-p" in "-p", "-p8", "-p=8" or a group of short flags.
+  bool names_short(std::string_view name) const {
+    const char letter = name.size() == 2 ? name[1] : '\0';
+    return std::any_of(args_.begin(), args_.end(), [&](const std::string& arg) {
+      return arg.size() > 1 && arg[0] == '-' && arg[1] != '-' && arg.find(letter, 1) != std::string::npos;
+    });
+  }
+
+  const std::vector<std::string>& args_;
+  bool all_;
+  std::string chosen_;
+};
+
+void add_scenario_flags(CLI::App& command, ScenarioFlags& flags, const FlagPlan& plan) {
   command.add_option("-c,--config", flags.config_path, "JSON config; keys are the long option names")
       ->type_name("FILE");
   for (const SettingInfo& setting : scenario_settings()) {
+    if (!plan.registers(setting)) continue;
     if (setting.value_name.empty()) {
       const std::string negated = "!--no-" + std::string(setting.key);
-      flags.options[std::string(setting.key)] = command.add_flag(
-          std::string(setting.flag) + "," + negated, flags.switches[std::string(setting.key)], std::string(setting.help));
+      flags.options[std::string(setting.key)] =
+          command.add_flag(std::string(setting.flag) + "," + negated, flags.switches[std::string(setting.key)],
+                           std::string(setting.help));
       continue;
     }
     CLI::Option* option =
@@ -61,8 +121,8 @@ Scenario scenario_from(const ScenarioFlags& flags) {
     if (option == flags.options.end() || option->second->count() == 0) continue;
     if (setting.value_name.empty()) {
       const bool on = flags.switches.at(std::string(setting.key));
-      apply_setting_text(setting.key, on ? "true" : "false", on ? display_flag(setting.flag) : "--no-" + std::string(setting.key),
-                         scenario);
+      apply_setting_text(setting.key, on ? "true" : "false",
+                         on ? display_flag(setting.flag) : "--no-" + std::string(setting.key), scenario);
       continue;
     }
     apply_setting_text(setting.key, flags.text.at(std::string(setting.key)), display_flag(setting.flag), scenario);
@@ -71,12 +131,19 @@ Scenario scenario_from(const ScenarioFlags& flags) {
   return scenario;
 }
 
-void add_picture_flags(CLI::App& command, PictureFiles& files) {
-  command.add_option("--svg", files.svg, "write the timelines and memory curves as an SVG picture")->type_name("FILE");
-  command.add_option("--html", files.html, "write a self-contained HTML report: table, timelines, closed forms")
-      ->type_name("FILE");
-  command.add_option("--trace", files.trace, "write a Chrome trace-event JSON for Perfetto or chrome://tracing")
-      ->type_name("FILE");
+void add_picture_flags(CLI::App& command, PictureFiles& files, const FlagPlan& plan) {
+  if (plan.registers_flag("--svg")) {
+    command.add_option("--svg", files.svg, "write the timelines and memory curves as an SVG picture")
+        ->type_name("FILE");
+  }
+  if (plan.registers_flag("--html")) {
+    command.add_option("--html", files.html, "write a self-contained HTML report: table, timelines, closed forms")
+        ->type_name("FILE");
+  }
+  if (plan.registers_flag("--trace")) {
+    command.add_option("--trace", files.trace, "write a Chrome trace-event JSON for Perfetto or chrome://tracing")
+        ->type_name("FILE");
+  }
 }
 
 // CLI11's "The following arguments were not expected: 1f1b --schedul" as one line that names the
@@ -125,9 +192,10 @@ std::vector<std::string> split_names(const std::string& list) {
   return names;
 }
 
-}  // namespace
-
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+// One parse and its command. Returns nullopt when a parse that registered only some flags failed:
+// the caller parses again with all of them, for the error's usual text.
+std::optional<int> run_cli_with(const std::vector<std::string>& args, const FlagPlan& plan, std::ostream& out,
+                                std::ostream& err) {
   CLI::App app{
       "ppsim: a discrete-event simulator of pipeline-parallel training schedules.\n"
       "Without a command it compares GPipe and 1F1B at p=4, m=8, F=1, B=2.",
@@ -136,12 +204,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.require_subcommand(0, 1);
   app.footer("Exit status: 0 success, 2 bad input, 3 invalid or deadlocking schedule, 1 anything else.");
 
-  // Only the chosen subcommand gets its ~40 scenario options: registering them is most of a short
-  // run's instructions (CLI11 checks every new option's names against the ones before it), and a
-  // command line names one subcommand, first.
-  const std::string chosen = !args.empty() && !args[0].starts_with("-") ? args[0] : std::string();
+  // Only the chosen subcommand gets its options (FlagPlan): a command line names one subcommand, first.
   auto scenario_flags_for = [&](const char* name, CLI::App& command, ScenarioFlags& flags) {
-    if (chosen == name) add_scenario_flags(command, flags);
+    if (plan.chosen() == name) add_scenario_flags(command, flags, plan);
   };
   ScenarioFlags run_flags;
   ScenarioFlags compare_flags;
@@ -150,46 +215,59 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::vector<std::string> expect;  // --expect of run or compare (one of them is parsed)
   CLI::App* run = app.add_subcommand("run", "simulate one schedule and print its figures");
   scenario_flags_for("run", *run, run_flags);
-  add_picture_flags(*run, run_pictures);
-  add_expect_flag(*run, expect);
+  if (plan.registers("run")) {
+    add_picture_flags(*run, run_pictures, plan);
+    if (plan.registers_flag("--expect")) add_expect_flag(*run, expect);
+  }
   CLI::App* compare = app.add_subcommand("compare", "simulate several schedules (-s a,b,...) side by side");
   scenario_flags_for("compare", *compare, compare_flags);
-  add_picture_flags(*compare, compare_pictures);
-  add_expect_flag(*compare, expect);
+  if (plan.registers("compare")) {
+    add_picture_flags(*compare, compare_pictures, plan);
+    if (plan.registers_flag("--expect")) add_expect_flag(*compare, expect);
+  }
   std::string baseline;
   CheckOptions check_options;
   std::string check_only;
   CLI::App* check_command = app.add_subcommand(
       "check", "re-run the scenario of a stored --format json output of run or compare; exit 1 if a figure moved");
-  check_command->add_option("baseline", baseline, "the stored output")->required()->type_name("BASELINE.json");
-  check_command->add_option("--rtol", check_options.rtol, "relative tolerance (default 1e-9)")->type_name("R");
-  check_command->add_option("--atol", check_options.atol, "absolute tolerance (default 0)")->type_name("A");
-  check_command->add_option("--only", check_only, "compare only these figures (any key on a figure's path)")
-      ->type_name("NAME[,NAME...]");
+  if (plan.registers("check")) {
+    check_command->add_option("baseline", baseline, "the stored output")->required()->type_name("BASELINE.json");
+    check_command->add_option("--rtol", check_options.rtol, "relative tolerance (default 1e-9)")->type_name("R");
+    check_command->add_option("--atol", check_options.atol, "absolute tolerance (default 0)")->type_name("A");
+    check_command->add_option("--only", check_only, "compare only these figures (any key on a figure's path)")
+        ->type_name("NAME[,NAME...]");
+  }
   CLI::App* schedules = app.add_subcommand("schedules", "list the schedules: name, summary, constraints, source");
   CLI::App* models = app.add_subcommand("models", "list the model and hardware presets of --model and --hardware");
   std::string schedules_format = "table";
   std::string models_format = "table";
   for (auto [command, format] : {std::pair{schedules, &schedules_format}, std::pair{models, &models_format}}) {
-    command->add_option("--format", *format, "table (default) or json")->type_name("FORMAT")->check(
-        CLI::IsMember({"table", "json"}));
+    if (!plan.registers(command->get_name())) continue;
+    command->add_option("--format", *format, "table (default) or json")
+        ->type_name("FORMAT")
+        ->check(CLI::IsMember({"table", "json"}));
   }
   ScenarioFlags export_flags;
   std::string export_path;
   CLI::App* export_command = app.add_subcommand(
       "export", "write a schedule's per-device actions as torch.distributed.pipelining's CSV (or JSON)");
   scenario_flags_for("export", *export_command, export_flags);
-  export_command->add_option("-o,--output", export_path, "file to write (JSON when it ends in .json); default stdout")
-      ->type_name("FILE");
+  if (plan.registers("export")) {
+    export_command->add_option("-o,--output", export_path, "file to write (JSON when it ends in .json); default stdout")
+        ->type_name("FILE");
+  }
   ScenarioFlags formula_flags;
   bool check = false;
   CLI::App* formulas =
       app.add_subcommand("formulas", "closed forms beside the simulated figures (all schedules unless -s)");
   scenario_flags_for("formulas", *formulas, formula_flags);
-  formulas->add_flag("--check", check,
-                     "compare every closed form with simulation over a grid inside its regime; exit 1 on a deviation");
+  if (plan.registers("formulas")) {
+    formulas->add_flag(
+        "--check", check,
+        "compare every closed form with simulation over a grid inside its regime; exit 1 on a deviation");
+  }
   SweepCommands sweep_commands;  // ppsim sweep and ppsim merge (sweep_cli.cpp)
-  add_sweep_commands(app, sweep_commands);
+  add_sweep_commands(app, sweep_commands, plan.registers("sweep"), plan.registers("merge"));
 
   try {
     std::vector<const char*> argv{"ppsim"};
@@ -254,10 +332,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     return kExitOk;
   } catch (const CLI::ExtrasError& error) {
+    if (!plan.all()) return std::nullopt;
     err << "ppsim: error: " << one_line(unexpected_arguments(app, args, error.what())) << '\n';
     return kExitBadInput;
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error, out, err);  // --help, --version
+    if (!plan.all()) return std::nullopt;
     err << "ppsim: error: " << one_line(error.what()) << '\n';
     return kExitBadInput;
   } catch (const InputError& error) {
@@ -276,6 +356,15 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << "ppsim: internal error: " << one_line(error.what()) << '\n';
     return kExitFailure;
   }
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (!FlagPlan::may_ask_for_help(args)) {
+    if (const std::optional<int> status = run_cli_with(args, FlagPlan(args, false), out, err)) return *status;
+  }
+  return *run_cli_with(args, FlagPlan(args, true), out, err);
 }
 
 }  // namespace ppsim

@@ -28,48 +28,55 @@ int run_sweep_command(const SweepCommands& commands, std::ostream& out, std::ost
   ProgressBar progress(err, !terminal);
   if (bar) options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   // The files first: when one cannot be written, stdout stays empty, as for the other commands.
-  const std::vector<PointResult> results = sweep_to_files(study, options, {commands.output, commands.html, commands.summary});
+  const std::vector<PointResult> results =
+      sweep_to_files(study, options, {commands.output, commands.html, commands.summary});
   if (bar) progress.finish(results.size(), options.threads);
   out << sweep_summary(study, results, options.shard_index, options.shard_count);
   return report_expectations(expectation_failures(expectations, study, results), err);
 }
 
-}  // namespace
-
-void add_sweep_commands(CLI::App& app, SweepCommands& commands) {
-  commands.sweep = app.add_subcommand(
-      "sweep", "simulate every point of a JSON study on all cores: output file, best points, Pareto front, choose m");
-  commands.sweep->add_option("study", commands.study, "the study: fixed settings, axes, constraints (see README)")
+// The sweep's own options: registered only when the command line chooses sweep (or asks for help).
+void add_sweep_options(CLI::App& sweep, SweepCommands& commands) {
+  sweep.add_option("study", commands.study, "the study: fixed settings, axes, constraints (see README)")
       ->required()
       ->type_name("STUDY.json");
-  commands.sweep->add_option("-j,--jobs", commands.threads, "threads; 0, the default, is every core")
+  sweep.add_option("-j,--jobs", commands.threads, "threads; 0, the default, is every core")
       ->type_name("N")
       ->check(CLI::Range(0u, kMaxJobs));
-  commands.sweep->add_flag("--simulate-all", commands.simulate_all,
-                           "simulate every point, also those whose closed forms are exact (same output)");
-  commands.sweep->add_flag("--progress", commands.progress,
-                           "print a progress line at every tenth of the points when stderr is not a terminal");
-  commands.sweep->add_option("-o,--output", commands.output, "write every point: FILE.csv or FILE.jsonl")
-      ->type_name("FILE");
-  commands.sweep->add_option("--shard", commands.shard, "run the points with index % N == I (join with ppsim merge)")
+  sweep.add_flag("--simulate-all", commands.simulate_all,
+                 "simulate every point, also those whose closed forms are exact (same output)");
+  sweep.add_flag("--progress", commands.progress,
+                 "print a progress line at every tenth of the points when stderr is not a terminal");
+  sweep.add_option("-o,--output", commands.output, "write every point: FILE.csv or FILE.jsonl")->type_name("FILE");
+  sweep.add_option("--shard", commands.shard, "run the points with index % N == I (join with ppsim merge)")
       ->type_name("I/N");
-  commands.sweep
-      ->add_option("--html", commands.html,
-                   "write one self-contained page: bubble against m, throughput against memory, the tables")
+  sweep
+      .add_option("--html", commands.html,
+                  "write one self-contained page: bubble against m, throughput against memory, the tables")
       ->type_name("FILE");
-  commands.sweep
-      ->add_option("--summary", commands.summary,
-                   "write the summary's tables as JSON: top points, Pareto front, choose m (each point's row)")
+  sweep
+      .add_option("--summary", commands.summary,
+                  "write the summary's tables as JSON: top points, Pareto front, choose m (each point's row)")
       ->type_name("FILE.json");
-  add_expect_flag(*commands.sweep, commands.expect);
+  add_expect_flag(sweep, commands.expect);
+}
+
+}  // namespace
+
+void add_sweep_commands(CLI::App& app, SweepCommands& commands, bool sweep_options, bool merge_options) {
+  commands.sweep = app.add_subcommand(
+      "sweep", "simulate every point of a JSON study on all cores: output file, best points, Pareto front, choose m");
   commands.merge = app.add_subcommand(
       "merge", "join the output files of a sharded sweep into the file one machine would have written");
-  commands.merge->add_option("-o,--output", commands.merge_output, "the merged file (.csv or .jsonl)")
-      ->required()
-      ->type_name("OUT");
-  commands.merge->add_option("files", commands.merge_inputs, "the shards' files, in any order")
-      ->required()
-      ->type_name("FILE...");
+  if (sweep_options) add_sweep_options(*commands.sweep, commands);
+  if (merge_options) {
+    commands.merge->add_option("-o,--output", commands.merge_output, "the merged file (.csv or .jsonl)")
+        ->required()
+        ->type_name("OUT");
+    commands.merge->add_option("files", commands.merge_inputs, "the shards' files, in any order")
+        ->required()
+        ->type_name("FILE...");
+  }
 }
 
 int run_sweep_commands(const SweepCommands& commands, std::ostream& out, std::ostream& err) {

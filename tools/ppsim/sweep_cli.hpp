@@ -29,7 +29,7 @@ struct SweepCommands {
 };
 
 // Adds both subcommands to `app`; `commands` must outlive the parse (CLI11 writes into it).
-void add_sweep_commands(CLI::App& app, SweepCommands& commands);
+void add_sweep_commands(CLI::App& app, SweepCommands& commands, bool sweep_options, bool merge_options);
 
 // Runs whichever of them was parsed and returns the exit status (1: an --expect failed); throws
 // InputError or ScheduleError like the other commands.
