@@ -56,15 +56,19 @@ class FlagPlan {
   // A scenario flag ("-s,--schedule"; a switch also as --no-KEY) that the arguments may name. A
   // superset is harmless: CLI11 then parses exactly as with every flag registered.
   bool registers(const SettingInfo& setting) const {
+    return registers_names(setting.flag) ||
+           (setting.value_name.empty() && registers_names("--no-" + std::string(setting.key)));
+  }
+  // Any of CLI11's comma-separated names ("-c,--config").
+  bool registers_names(std::string_view names) const {
     if (all_) return true;
-    std::string_view names = setting.flag;
     while (!names.empty()) {
       const std::size_t comma = std::min(names.find(','), names.size());
       const std::string_view name = names.substr(0, comma);
       names.remove_prefix(std::min(comma + 1, names.size()));
       if (name.starts_with("--") ? names_long(name) : names_short(name)) return true;
     }
-    return setting.value_name.empty() && names_long("--no-" + std::string(setting.key));
+    return false;
   }
   // Help lists every flag, so it needs them all: any word that may ask for it (-h in a group of
   // short flags, any --h... spelling) is taken as help.
@@ -95,8 +99,10 @@ class FlagPlan {
 };
 
 void add_scenario_flags(CLI::App& command, ScenarioFlags& flags, const FlagPlan& plan) {
-  command.add_option("-c,--config", flags.config_path, "JSON config; keys are the long option names")
-      ->type_name("FILE");
+  if (plan.registers_names("-c,--config")) {
+    command.add_option("-c,--config", flags.config_path, "JSON config; keys are the long option names")
+        ->type_name("FILE");
+  }
   for (const SettingInfo& setting : scenario_settings()) {
     if (!plan.registers(setting)) continue;
     if (setting.value_name.empty()) {
