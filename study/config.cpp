@@ -13,6 +13,7 @@
 #include "models/transformer/data_parallel.hpp"
 #include "schedules/registry.hpp"
 #include "study/errors.hpp"
+#include "study/preset_family.hpp"
 
 namespace ppsim {
 namespace {
@@ -191,6 +192,15 @@ std::vector<std::string> schedule_list(std::string_view text, const std::string&
   return names;
 }
 
+// A preset named by its family resolves to the preset, and the scenario notes the choice for the
+// front end to show; anything else stays as typed, for the exact lookup to accept or refuse.
+std::string preset_name(std::string_view typed, const std::optional<std::string>& family, const std::string& source,
+                        Scenario& scenario) {
+  if (!family) return std::string(typed);
+  scenario.notes.push_back(source + ": " + quote(typed) + " is the preset " + *family);
+  return *family;
+}
+
 CommMode comm_from_text(std::string_view text, const std::string& source) {
   if (text == "overlap") return CommMode::kOverlap;
   if (text == "blocking") return CommMode::kBlocking;
@@ -314,9 +324,9 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
   else if (key == "timeline")
     scenario.timeline = bool_from_text(text, source);
   else if (key == "model")
-    scenario.model = std::string(text);
+    scenario.model = preset_name(text, model_by_family(text), source, scenario);
   else if (key == "hardware")
-    scenario.hardware = std::string(text);
+    scenario.hardware = preset_name(text, hardware_by_family(text), source, scenario);
   else if (key == "seq")
     scenario.layout.seq = parse_count(text, source);
   else if (key == "micro-batch")

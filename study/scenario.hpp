@@ -52,6 +52,9 @@ struct Scenario {
   // later (list lengths, W > B) still name the flag or JSON path the user wrote.
   std::map<std::string, std::string, std::less<>> sources;
   std::string source_of(std::string_view key) const;
+  // What the reader chose for the user ("--model: 'llama3-70b' is the preset llama3.1-70b"): the
+  // command line prints them as notes on stderr.
+  std::vector<std::string> notes;
 };
 
 // The built-in default study of `ppsim` without arguments: GPipe vs 1F1B, p=4, m=8, F=1, B=2.

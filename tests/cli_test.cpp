@@ -441,6 +441,8 @@ TEST_CASE("Help lists every flag of its command, though a run registers only tho
                                "--svg", "--html", "--trace", "--expect"}) {
         CHECK(run.out.find(flag) != std::string::npos);
       }
+      CHECK(run.out.find("{false}") == std::string::npos);  // a switch reads as typed: --timeline,--no-timeline
+      CHECK(run.out.find("--timeline,--no-timeline ") != std::string::npos);
     }
   }
   CHECK(cli({"sweep", "--help"}).out.find("--simulate-all") != std::string::npos);

@@ -130,7 +130,8 @@ TEST_CASE("bad transformer settings exit 2 with one line naming the flag", "[cli
        "ppsim: error: --tensor-parallel: t=16 does not divide the 8 KV heads of llama3.1-70b"},
       {{"run", "--model", "lama3.1-8b"},
        "ppsim: error: --model: unknown model 'lama3.1-8b' (did you mean llama3.1-8b?)"},
-      {{"run", "--model", "llama3.1-8b", "--hardware", "h100"}, "ppsim: error: --hardware: unknown hardware 'h100'"},
+      // h100 alone now names h100-sxm5-80gb (a family name); h800 names no preset.
+      {{"run", "--model", "llama3.1-8b", "--hardware", "h800"}, "ppsim: error: --hardware: unknown hardware 'h800'"},
       {{"run", "--model", "llama3.1-8b", "--forward", "2"},
        "ppsim: error: --forward: cannot be combined with --model, which derives F, B, W, memory and links"},
       {{"run", "--seq", "4096"}, "ppsim: error: --seq: needs --model (a transformer study)"},
@@ -329,4 +330,28 @@ TEST_CASE("pipeline sends default to Megatron's: paired for 1f1b, asynchronous f
   // Without --model the default stays overlap, as before.
   const Run plain = ppsim_cli({"run", "-s", "1f1b", "--format", "json"});
   CHECK(nlohmann::json::parse(plain.out)["scenario"]["comm"] == "overlap");
+}
+
+TEST_CASE("a preset named by its family runs as that preset, with a note naming it", "[cli][transformer]") {
+  const Run exact = ppsim_cli({"run", "--model", "llama3.1-70b", "--hardware", "h100-sxm5-80gb", "-p", "8", "-m", "16",
+                               "-t", "8", "--format", "json"});
+  REQUIRE(exact.status == ppsim::kExitOk);
+  CHECK(exact.err.empty());  // an exact name needs no note
+  const Run family =
+      ppsim_cli({"run", "--model", "LLaMA3-70B", "--hardware", "h100", "-p", "8", "-m", "16", "-t", "8", "--format", "json"});
+  REQUIRE(family.status == ppsim::kExitOk);
+  CHECK(family.err ==
+        "ppsim: note: --model: 'LLaMA3-70B' is the preset llama3.1-70b\n"
+        "ppsim: note: --hardware: 'h100' is the preset h100-sxm5-80gb\n");
+  CHECK(family.out == exact.out);  // the scenario names the preset, so a check of it re-runs the same
+}
+
+TEST_CASE("a family name that fits several presets, or none, is refused with the list", "[cli][transformer][errors]") {
+  const Run several = ppsim_cli({"run", "--model", "llama3.1", "-p", "4", "-m", "8"});  // 8b, 70b and 405b
+  CHECK(several.status == ppsim::kExitBadInput);
+  CHECK_THAT(several.err, Contains("--model: unknown model 'llama3.1'"));
+  CHECK_THAT(several.err, Contains("presets: "));
+  const Run none = ppsim_cli({"run", "--model", "mistral-7b", "-p", "4", "-m", "8"});
+  CHECK(none.status == ppsim::kExitBadInput);
+  CHECK_THAT(none.err, Contains("--model: unknown model 'mistral-7b'"));
 }

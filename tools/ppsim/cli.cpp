@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -119,7 +120,7 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags, const FlagPlan&
   }
 }
 
-Scenario scenario_from(const ScenarioFlags& flags) {
+Scenario scenario_from(const ScenarioFlags& flags, std::ostream& err) {
   Scenario scenario;
   if (!flags.config_path.empty()) apply_config_file(flags.config_path, scenario);
   for (const SettingInfo& setting : scenario_settings()) {
@@ -134,6 +135,7 @@ Scenario scenario_from(const ScenarioFlags& flags) {
     apply_setting_text(setting.key, flags.text.at(std::string(setting.key)), display_flag(setting.flag), scenario);
   }
   imply_custom_schedule(scenario);
+  for (const std::string& note : scenario.notes) err << "ppsim: note: " << one_line(note) << '\n';
   return scenario;
 }
 
@@ -198,6 +200,21 @@ std::vector<std::string> split_names(const std::string& list) {
   return names;
 }
 
+// CLI11's help with switches as people type them: "--timeline,--no-timeline", not
+// "--timeline,--no-timeline{false}" (the value a --no-X flag stores, which its name already says).
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_name(const CLI::Option* option, bool positional) const override {
+    std::string name = CLI::Formatter::make_option_name(option, positional);
+    for (const std::string_view stored : {"{false}", "{true}"}) {
+      for (std::size_t at = name.find(stored); at != std::string::npos; at = name.find(stored)) {
+        name.erase(at, stored.size());
+      }
+    }
+    return name;
+  }
+};
+
 // One parse and its command. Returns nullopt when a parse that registered only some flags failed:
 // the caller parses again with all of them, for the error's usual text.
 std::optional<int> run_cli_with(const std::vector<std::string>& args, const FlagPlan& plan, std::ostream& out,
@@ -206,6 +223,7 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
       "ppsim: a discrete-event simulator of pipeline-parallel training schedules.\n"
       "Without a command it compares GPipe and 1F1B at p=4, m=8, F=1, B=2.",
       "ppsim"};
+  app.formatter(std::make_shared<HelpFormatter>());  // before the subcommands, which copy it
   app.set_version_flag("--version", std::string("ppsim ") + kVersion);
   app.require_subcommand(0, 1);
   app.footer("Exit status: 0 success, 2 bad input, 3 invalid or deadlocking schedule, 1 anything else.");
@@ -295,7 +313,7 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
         write_preset_list(out);
       }
     } else if (run->parsed()) {
-      const Scenario scenario = scenario_from(run_flags);
+      const Scenario scenario = scenario_from(run_flags, err);
       check_run_schedules(scenario);
       const auto expectations = parse_expectations(expect, "--expect");
       const auto reports = write_reports(scenario, false, run_pictures, out, timeline_width_for(out));
@@ -306,7 +324,7 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
       out << check_report(baseline, check_options, outcome);
       return outcome.moved.empty() ? kExitOk : kExitFailure;
     } else if (export_command->parsed()) {
-      Scenario scenario = scenario_from(export_flags);
+      Scenario scenario = scenario_from(export_flags, err);
       const bool json_path = export_path.size() >= 5 && export_path.compare(export_path.size() - 5, 5, ".json") == 0;
       if (json_path && scenario.sources.count("format") == 0) scenario.format = OutputFormat::kJson;
       const std::string text = export_schedule(scenario);
@@ -316,9 +334,9 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
         write_file_atomically(export_path, text, "-o");
       }
     } else if (formulas->parsed()) {
-      return write_formulas_study(scenario_from(formula_flags), check, out) ? kExitOk : kExitFailure;
+      return write_formulas_study(scenario_from(formula_flags, err), check, out) ? kExitOk : kExitFailure;
     } else if (compare->parsed()) {
-      Scenario scenario = scenario_from(compare_flags);
+      Scenario scenario = scenario_from(compare_flags, err);
       default_compare_schedules(scenario);
       const auto expectations = parse_expectations(expect, "--expect");
       const auto reports = write_reports(scenario, true, compare_pictures, out, timeline_width_for(out));
