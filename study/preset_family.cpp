@@ -10,12 +10,6 @@
 namespace ppsim {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // "llama3.1-70b" -> "llama3-70b": a point and the digits after it go when a digit precedes it.
@@ -33,12 +27,18 @@ std::string without_minor_versions(std::string_view name) {
 
 }  // namespace
 
+std::string lower_case(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
 std::optional<std::string> preset_by_family(std::string_view typed, std::span<const std::string> presets) {
-  const std::string wanted = lower(typed);
+  const std::string wanted = lower_case(typed);
   if (wanted.empty() || wanted.ends_with(".json")) return std::nullopt;
   std::vector<std::string> matches;
   for (const std::string& preset : presets) {
-    const std::string name = lower(preset);
+    const std::string name = lower_case(preset);
     if (name == wanted) return std::nullopt;  // an exact name needs no resolving
     if (without_minor_versions(name) == wanted || name.starts_with(wanted + "-")) matches.push_back(preset);
   }
@@ -54,7 +54,7 @@ std::optional<std::string> model_by_family(std::string_view typed) {
 
 std::optional<std::string> hardware_by_family(std::string_view typed) {
   std::vector<std::string> names;
-  for (const HardwareProfile& preset : hardware_presets()) names.push_back(lower(preset.name));  // as ppsim models lists them
+  for (const HardwareProfile& preset : hardware_presets()) names.push_back(lower_case(preset.name));  // as ppsim models lists them
   return preset_by_family(typed, names);
 }
 

@@ -16,6 +16,9 @@ namespace ppsim {
 // a file, or names no preset or several (then the exact lookup refuses it with the list).
 std::optional<std::string> preset_by_family(std::string_view typed, std::span<const std::string> presets);
 
+// A preset name as ppsim compares and lists them: in lower case.
+std::string lower_case(std::string_view text);
+
 // The same over the model presets (ppsim models) and the hardware presets.
 std::optional<std::string> model_by_family(std::string_view typed);
 std::optional<std::string> hardware_by_family(std::string_view typed);

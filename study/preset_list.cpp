@@ -9,6 +9,7 @@
 #include "models/hardware/profile.hpp"
 #include "models/transformer/architecture.hpp"
 #include "sim/report/format.hpp"
+#include "study/preset_family.hpp"
 
 namespace ppsim {
 namespace {
@@ -17,11 +18,6 @@ std::string scaled(double value, double unit, const char* suffix) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.4g%s", value / unit, suffix);
   return buffer;
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 }  // namespace
@@ -43,7 +39,7 @@ void write_preset_list(std::ostream& out) {
                       Align::kRight, Align::kLeft});
   hardware.add_row({"name", "bf16_dense", "hbm", "memory", "intra_node", "inter_node", "per_node", "efficiency"});
   for (const HardwareProfile& profile : hardware_presets()) {
-    hardware.add_row({lower(profile.name), scaled(*profile.peak_flops("bf16"), 1e12, " TFLOP/s"),
+    hardware.add_row({lower_case(profile.name), scaled(*profile.peak_flops("bf16"), 1e12, " TFLOP/s"),
                       scaled(profile.memory_bandwidth, 1e12, " TB/s"), format_bytes(profile.memory_capacity),
                       scaled(profile.intra_node_bandwidth, 1e9, " GB/s"), scaled(profile.inter_node_bandwidth, 1e9, " GB/s"),
                       std::to_string(profile.devices_per_node), profile.efficiency_assumed ? "assumed" : "measured"});
@@ -71,7 +67,7 @@ nlohmann::ordered_json preset_list_json() {
   nlohmann::ordered_json& hardware = list["hardware"] = nlohmann::ordered_json::array();
   for (const HardwareProfile& profile : hardware_presets()) {
     nlohmann::ordered_json row;
-    row["name"] = lower(profile.name);
+    row["name"] = lower_case(profile.name);
     row["bf16_flops"] = *profile.peak_flops("bf16");
     row["memory_bandwidth"] = profile.memory_bandwidth;
     row["memory_capacity"] = profile.memory_capacity;

@@ -9,15 +9,10 @@
 #include "models/json/json_input_error.hpp"
 #include "study/config.hpp"
 #include "study/errors.hpp"
+#include "study/preset_family.hpp"
 
 namespace ppsim {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 bool is_file_name(std::string_view text) { return text.ends_with(".json"); }
 
@@ -25,7 +20,7 @@ template <typename Preset, typename Names>
 std::string unknown_preset(const Scenario& scenario, std::string_view key, std::string_view what,
                            std::string_view given, const Names& names) {
   std::vector<std::string_view> candidates(names.begin(), names.end());
-  const std::string suggestion = nearest_name(lower(given), candidates);
+  const std::string suggestion = nearest_name(lower_case(given), candidates);
   std::string known;
   for (std::string_view name : candidates) known += (known.empty() ? "" : ", ") + std::string(name);
   return scenario.source_of(key) + ": unknown " + std::string(what) + " '" + std::string(given) + "'" +
@@ -45,7 +40,7 @@ Architecture resolve_architecture(const Scenario& scenario) {
   }
   std::vector<std::string> names;
   for (const Architecture& preset : architecture_presets()) {
-    if (lower(preset.name) == lower(scenario.model)) return preset;
+    if (lower_case(preset.name) == lower_case(scenario.model)) return preset;
     names.push_back(preset.name);
   }
   throw InputError(unknown_preset<Architecture>(scenario, "model", "model", scenario.model, names));
@@ -61,8 +56,8 @@ HardwareProfile resolve_hardware(const Scenario& scenario) {
   }
   std::vector<std::string> names;
   for (const HardwareProfile& preset : hardware_presets()) {
-    if (lower(preset.name) == lower(scenario.hardware)) return preset;
-    names.push_back(lower(preset.name));
+    if (lower_case(preset.name) == lower_case(scenario.hardware)) return preset;
+    names.push_back(lower_case(preset.name));
   }
   throw InputError(unknown_preset<HardwareProfile>(scenario, "hardware", "hardware", scenario.hardware, names));
 }
