@@ -131,7 +131,7 @@ class StreamReader {
   void open(ActionStream stream, std::size_t expected_size) {
     stream_ = std::move(stream);
     chunk_ = std::max<std::size_t>(1, std::min(kChunk, expected_size));
-    if (capacity_ < chunk_ + 2) {
+    if (!buffer_ || capacity_ < chunk_ + 2) {  // a moved-from reader has no buffer
       capacity_ = chunk_ + 2;
       buffer_.reset(static_cast<Action*>(::operator new(capacity_ * sizeof(Action))));
     }

@@ -390,6 +390,11 @@ void Engine::advance_trusted(Feed& feed, int device) {
     state.busy = clock.busy;
     if constexpr (!kOverlap) state.last_end = clock.last_end;  // in overlap mode it is free_at
   };
+  // Before code that reads the state's last end (a refill that may finish the device, a pair).
+  const auto save_all = [&] {
+    save();
+    if constexpr (kOverlap) state.last_end = clock.free_at;
+  };
   const auto load = [&] {
     cur = state.cur;
     clock.free_at = state.free_at;
@@ -409,8 +414,7 @@ void Engine::advance_trusted(Feed& feed, int device) {
       ++cur;
     }
     if (cur == state.end) [[unlikely]] {
-      save();
-      if constexpr (kOverlap) state.last_end = clock.free_at;
+      save_all();
       if (!feed.refill(device, state.cur, state.end)) {
         state.position = trusted_position(state);
         state.finished = true;
@@ -423,8 +427,7 @@ void Engine::advance_trusted(Feed& feed, int device) {
     }
     const Action action = *cur;
     if (kPairs && action.fused_with_next) [[unlikely]] {
-      save();
-      if constexpr (kOverlap) state.last_end = clock.free_at;
+      save_all();
       state.position = trusted_position(state);
       const bool ran = run_pair(feed, device);
       load();
