@@ -160,14 +160,17 @@ bool write_formulas_study(Scenario scenario, bool check, std::ostream& out) {
   return true;
 }
 
-std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& options, const SweepFiles& files) {
+std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& options, const SweepFiles& files,
+                                        std::ostream* points_out) {
+  const bool to_stdout = files.output == kStdoutPath;
+  if (to_stdout && points_out == nullptr) throw InputError("-o -: no stdout here; give a file name");
   std::optional<SweepFormat> format;
   if (!files.output.empty()) format = sweep_format_for(files.output, "-o");
   const std::vector<PointResult> results = run_sweep(study, options);
   // All or none: when one cannot be written, the others are not left either. A shard's page and
   // summary are the shard's points, as its printed summary counts them.
   std::vector<OutputFile> written;
-  if (format) written.push_back({files.output, sweep_output(study, results, *format), "-o"});
+  if (format && !to_stdout) written.push_back({files.output, sweep_output(study, results, *format), "-o"});
   if (!files.html.empty()) {
     written.push_back(
         {files.html, render_sweep_html(study, results, options.shard_index, options.shard_count), "--html"});
@@ -179,6 +182,7 @@ std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& 
                        "--summary"});
   }
   write_files_atomically(written);
+  if (to_stdout) *points_out << sweep_output(study, results, *format);
   return results;
 }
 
@@ -194,9 +198,15 @@ void parse_shard(const std::string& text, std::size_t& index, std::size_t& count
   }
 }
 
-void merge_to_file(const std::string& output, const std::vector<std::string>& inputs) {
+void merge_to_file(const std::string& output, const std::vector<std::string>& inputs, std::ostream* merged_out) {
   const std::string text = merge_sweep_files(output, inputs);
-  write_file_atomically(output, text, "-o");
+  if (output != kStdoutPath) {
+    write_file_atomically(output, text, "-o");
+  } else if (merged_out != nullptr) {
+    *merged_out << text;
+  } else {
+    throw InputError("-o -: no stdout here; give a file name");
+  }
 }
 
 nlohmann::ordered_json schedule_list_json() {

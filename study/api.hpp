@@ -25,11 +25,9 @@
 #include "study/schedule_loader.hpp"
 #include "study/sweep_runner.hpp"
 #include "study/sweep_study.hpp"
+#include "study/version.hpp"
 
 namespace ppsim {
-
-// The library's version, as `ppsim --version` and ppsim.__version__ print it.
-inline constexpr const char* kVersion = "0.1.0";
 
 // The ASCII timeline's width where no terminal says otherwise.
 inline constexpr std::size_t kDefaultTimelineWidth = 160;
@@ -75,19 +73,23 @@ bool write_formulas_study(Scenario scenario, bool check, std::ostream& out);
 // ppsim sweep's files: runs the study's points (`options`: threads, shard, progress) and writes the
 // points file (`output`: .csv or .jsonl), the page (`html`) and the summary's tables as JSON
 // (`summary`: sweep_result_json without its points) asked for, all or none; "" asks for none.
+// `output` "-" (kStdoutPath) writes the points as CSV to `points_out` instead, after the files.
 // Returns the points, for the summary and sweep_result_json.
 struct SweepFiles {
   std::string output;
   std::string html;
   std::string summary;
 };
-std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& options, const SweepFiles& files);
+std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& options, const SweepFiles& files,
+                                        std::ostream* points_out = nullptr);
 
 // "I/N" with 0 <= I < N, as --shard takes it; InputError otherwise.
 void parse_shard(const std::string& text, std::size_t& index, std::size_t& count);
 
-// ppsim merge: the shards' files joined into the file one machine would have written, at `output`.
-void merge_to_file(const std::string& output, const std::vector<std::string>& inputs);
+// ppsim merge: the shards' files joined into the file one machine would have written, at `output`
+// ("-": as CSV to `merged_out`).
+void merge_to_file(const std::string& output, const std::vector<std::string>& inputs,
+                   std::ostream* merged_out = nullptr);
 
 // ppsim sweep: every point of the study (run_sweep, in point order for any number of threads),
 // and what the summary shows of them as data: "points" as the .jsonl file writes them, "top" and

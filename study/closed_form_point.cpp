@@ -61,6 +61,7 @@ std::optional<Report> closed_form_report(const Scenario& scenario, std::string_v
   Report report;
   report.schedule = std::string(schedule);
   report.params = scenario.params;
+  report.samples_per_microbatch = scenario.layout.micro_batch;
   Result& result = report.result;
   result.p = p;
   result.m = scenario.params.m;

@@ -18,7 +18,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 38> kSettings = {{
+constexpr std::array<SettingInfo, 39> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -30,6 +30,8 @@ constexpr std::array<SettingInfo, 38> kSettings = {{
     {"weight", "--weight", "T[,T...]", "weight-gradient time W, for schedules that split B (default B/2)"},
     {"overlap", "--overlap", "T",
      "time of one overlapped forward-and-backward op (OVERLAP_F_B, DualPipe's F&B); default F + B, no gain"},
+    {"costs-per", "--costs-per", "WHAT",
+     "device (default): F, B, W and stashes are a device's share, split over its v chunks; chunk: each stage's own"},
     {"latency", "--latency", "T", "per-message link latency (default 0)"},
     {"bandwidth", "--bandwidth", "R", "link bandwidth, bytes per time unit or e.g. '400 Gb/s' (default unlimited)"},
     {"message-bytes", "--message-bytes", "B[,B...]",
@@ -49,7 +51,8 @@ constexpr std::array<SettingInfo, 38> kSettings = {{
      "transformer architecture, a preset (`ppsim models`) or a JSON file: derives F, B, W, memory and links"},
     {"hardware", "--hardware", "NAME|FILE", "hardware profile, a preset or a JSON file (default h100-sxm5-80gb)"},
     {"seq", "--seq", "N", "sequence length in tokens (default 2048)"},
-    {"micro-batch", "-b,--micro-batch", "N", "sequences per micro-batch (default 1)"},
+    {"micro-batch", "-b,--micro-batch", "N",
+     "sequences per micro-batch (default 1); without --model, what a sweep's throughput counts: m * b / makespan"},
     {"global-batch", "--global-batch", "N", "sequences per optimizer step; m = global batch / (b * d)"},
     {"t", "-t,--tensor-parallel", "N", "tensor-parallel degree (default 1)"},
     {"d", "-d,--data-parallel", "N", "data-parallel degree (default 1)"},
@@ -208,6 +211,12 @@ CommMode comm_from_text(std::string_view text, const std::string& source) {
   fail(source, "must be overlap, blocking or paired, got " + quote(text));
 }
 
+bool costs_per_from_text(std::string_view text, const std::string& source) {
+  if (text == "device") return false;
+  if (text == "chunk") return true;
+  fail(source, "must be device or chunk, got " + quote(text));
+}
+
 OutputFormat format_from_text(std::string_view text, const std::string& source) {
   OutputFormat format{};
   if (!parse_output_format(text, format)) fail(source, "must be table, json or csv, got " + quote(text));
@@ -305,6 +314,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.weight = list_from_text<Duration>(text, source, parse_duration);
   else if (key == "overlap")
     scenario.overlap = checked(parse_duration(text), source);
+  else if (key == "costs-per")
+    scenario.costs_per_chunk = costs_per_from_text(text, source);
   else if (key == "latency")
     scenario.latency = checked(parse_duration(text), source);
   else if (key == "bandwidth")
@@ -542,6 +553,8 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
   out["weight"] = numbers(resolved_weight(scenario));
   // null: the default, F + B of the two halves (a config may say so too).
   out["overlap"] = scenario.overlap ? nlohmann::ordered_json(scenario.overlap->value) : nlohmann::ordered_json(nullptr);
+  // The costs above as this schedule ran them: a device's share already split over v > 1 chunks.
+  if (scenario.params.v > 1) out["costs-per"] = scenario.costs_per_chunk ? "chunk" : "device";
   out["latency"] = scenario.latency.value;
   // null: unlimited. Every value here is a number, a list of numbers or null, so that JSON readers
   // see one type per key (and the scenario reads back as a config).

@@ -22,7 +22,7 @@ std::vector<Duration> resolved_weight(const Scenario& scenario) {
 }
 
 bool is_model_setting(std::string_view key) {
-  for (std::string_view model_key : {"hardware", "seq", "micro-batch", "global-batch", "t", "d", "sequence-parallel",
+  for (std::string_view model_key : {"hardware", "seq", "global-batch", "t", "d", "sequence-parallel",
                                      "recompute", "flash-attention", "distributed-optimizer", "precision",
                                      "layers-per-stage", "overlap-grad-reduce", "bucket-size", "overlap-param-gather",
                                      "tp-comm-overlap", "dropout", "workspace",
@@ -33,7 +33,7 @@ bool is_model_setting(std::string_view key) {
 }
 
 bool is_cost_setting(std::string_view key) {
-  for (std::string_view cost_key : {"forward", "backward", "weight", "overlap", "latency", "bandwidth", "message-bytes",
+  for (std::string_view cost_key : {"forward", "backward", "weight", "overlap", "costs-per", "latency", "bandwidth", "message-bytes",
                                     "activation-bytes", "static-bytes", "weight-stash-fraction"}) {
     if (key == cost_key) return true;
   }

@@ -31,6 +31,11 @@ struct Scenario {
   std::vector<ByteCount> static_bytes{ByteCount{0}};      // per device
   double weight_stash_fraction = 0.5;                     // share of a stash that W still needs after I
   std::optional<Duration> overlap;                        // an overlapped F&B op's time; unset: F + B of its halves
+  // Whose costs F, B, W, overlap and activation bytes are. false (--costs-per device, the default):
+  // the device's share of the model, which a schedule with v chunks splits into v equal parts, so
+  // that -v changes how the work is cut, never how much there is. true (--costs-per chunk): each
+  // stage's own cost, as written, one value or one per stage (p * v).
+  bool costs_per_chunk = false;
   Duration latency{0};
   Bandwidth bandwidth{};
   CommMode comm = CommMode::kOverlap;  // a transformer study without --comm: engine_comm_mode

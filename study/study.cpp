@@ -80,36 +80,40 @@ std::string constraint_error(const Scenario& scenario, const ScheduleInfo& info,
   return scenario.source_of(key) + ": " + std::string(info.name) + " " + why;
 }
 
-Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& info) {
-  Scenario adjusted = scenario;
-  if (scenario.sources.count("v") > 0 || info.default_v == 1) return adjusted;
-  const int k = info.default_v;
-  adjusted.params.v = k;
+void split_costs_over_chunks(Scenario& scenario, std::string_view who) {
+  const int k = scenario.params.v;
   // A transformer study splits its layers over however many stages there are.
-  if (!scenario.model.empty()) return adjusted;
+  if (k == 1 || scenario.costs_per_chunk || !scenario.model.empty()) return;
   const auto p = static_cast<std::size_t>(scenario.params.p);
-  auto check_per_device_slice = [&](std::size_t size, std::string_view key) {
+  auto check_per_device_share = [&](std::size_t size, std::string_view key) {
     if (size != 1 && size != p) {
-      throw InputError(scenario.source_of(key) + ": has " + std::to_string(size) +
-                       " values; without -v give 1 or one " + "per stage at v = 1 (" + std::to_string(p) +
-                       " for p=" + std::to_string(p) + "), which " + std::string(info.name) + " splits into its " +
-                       std::to_string(k) + " chunks");
+      throw InputError(scenario.source_of(key) + ": has " + std::to_string(size) + " values; give 1 or one per " +
+                       "device (" + std::to_string(p) + " for p=" + std::to_string(p) + "), which " +
+                       std::string(who) + " splits into its " + std::to_string(k) +
+                       " chunks, or one per stage with --costs-per chunk");
     }
   };
-  check_per_device_slice(scenario.forward.size(), "forward");
-  check_per_device_slice(scenario.backward.size(), "backward");
-  check_per_device_slice(resolved_weight(scenario).size(), "weight");
-  check_per_device_slice(scenario.activation_bytes.size(), "activation-bytes");
+  check_per_device_share(scenario.forward.size(), "forward");
+  check_per_device_share(scenario.backward.size(), "backward");
+  check_per_device_share(resolved_weight(scenario).size(), "weight");
+  check_per_device_share(scenario.activation_bytes.size(), "activation-bytes");
   if (scenario.message_bytes.size() != 1) {
-    throw InputError(scenario.source_of("message-bytes") + ": per-boundary sizes need -v when " +
-                     std::string(info.name) + " (v = " + std::to_string(k) +
-                     " by default) adds boundaries between chunks");
+    throw InputError(scenario.source_of("message-bytes") + ": per-boundary sizes need --costs-per chunk when " +
+                     std::string(who) + " (v = " + std::to_string(k) + ") adds boundaries between chunks");
   }
-  adjusted.forward = split_durations(scenario.forward, k);
-  adjusted.backward = split_durations(scenario.backward, k);
-  adjusted.weight = split_durations(resolved_weight(scenario), k);
-  adjusted.activation_bytes = split_bytes(scenario.activation_bytes, k);
-  if (scenario.overlap) adjusted.overlap = Duration{scenario.overlap->value / k};
+  const std::vector<Duration> weight = resolved_weight(scenario);
+  scenario.forward = split_durations(scenario.forward, k);
+  scenario.backward = split_durations(scenario.backward, k);
+  scenario.weight = split_durations(weight, k);
+  scenario.activation_bytes = split_bytes(scenario.activation_bytes, k);
+  if (scenario.overlap) scenario.overlap = Duration{scenario.overlap->value / k};
+  scenario.costs_per_chunk = true;  // as they now are: a report's scenario reads back to the same run
+}
+
+Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& info) {
+  Scenario adjusted = scenario;
+  if (scenario.sources.count("v") == 0) adjusted.params.v = info.default_v;
+  split_costs_over_chunks(adjusted, info.name);
   return adjusted;
 }
 
@@ -274,6 +278,7 @@ Report make_report(const Scenario& scenario, std::string_view name, Program prog
   Report report;
   report.schedule = std::string(name);
   report.params = scenario.params;
+  report.samples_per_microbatch = scenario.layout.micro_batch;
   report.program = std::move(program);
   report.result = std::move(result);
   if (with_scenario) {
@@ -395,6 +400,7 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
   adjusted.params.p = program.num_devices;
   adjusted.params.m = program.num_microbatches;
   adjusted.params.v = std::max(1, program.num_stages() / program.num_devices);
+  split_costs_over_chunks(adjusted, scenario.schedule_file);
   return simulate_program(adjusted, "custom", std::move(program), record_timeline, engine, streamer);
 }
 

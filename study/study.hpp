@@ -51,9 +51,15 @@ void check_scenario(const Scenario& scenario);
 // Refuses sizes whose bound on the op count is above `limit`.
 void check_size(const Scenario& scenario, const OpLimit& limit);
 
-// The scenario as one schedule runs it. Without -v a schedule runs at its own default v, and the
-// costs given (per stage at v = 1, i.e. per device's share of the model) are split evenly over its
-// chunks, so schedules of different v compare on the same model. With -v nothing changes.
+// The costs of a scenario at v chunks per device, per chunk: a device's share (the default,
+// --costs-per device) is split evenly over its v chunks, so that -v changes how the model is cut,
+// never how much work there is; costs given per chunk stay as they are. `who` (a schedule or a
+// schedule file) names what cut the model in errors.
+void split_costs_over_chunks(Scenario& scenario, std::string_view who);
+
+// The scenario as one schedule runs it: at -v, or at the schedule's own default v without it, with
+// its costs split over the chunks (split_costs_over_chunks), so schedules of different v compare on
+// the same model whether -v is given or not.
 Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& info);
 
 // The cost model for a program whose stages sit on `stage_device` (p devices): the transformer model

@@ -356,7 +356,7 @@ std::string memory_chart(const Study& study, const std::vector<PointResult>& poi
   if (study.objective == Objective::kTime) {
     speed_name = study.model ? "steps per second (1 / step time)" : "steps per time unit (1 / makespan)";
   } else {
-    speed_name = study.model ? "tokens per second" : "micro-batches per time unit (m / makespan)";
+    speed_name = study.model ? "tokens per second" : "samples per time unit (m * b / makespan)";
   }
   out += axis_names("peak memory of the busiest device", speed_name);
   for (const auto& [bytes, name] : limits) {

@@ -108,9 +108,9 @@ nlohmann::ordered_json point_row(const Study& study, const PointResult& point) {
 
 
 SweepFormat sweep_format_for(const std::string& path, std::string_view flag) {
-  if (path.ends_with(".csv")) return SweepFormat::kCsv;
+  if (path.ends_with(".csv") || path == kStdoutPath) return SweepFormat::kCsv;
   if (path.ends_with(".jsonl")) return SweepFormat::kJsonl;
-  throw InputError(std::string(flag) + ": " + path + ": the name must end in .csv or .jsonl (JSON Lines)");
+  throw InputError(std::string(flag) + ": " + path + ": the name must end in .csv or .jsonl (JSON Lines), or be - (CSV on stdout)");
 }
 
 std::vector<std::string> input_columns(const Study& study) {

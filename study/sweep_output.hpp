@@ -15,7 +15,10 @@ namespace ppsim {
 
 enum class SweepFormat { kCsv, kJsonl };
 
-// .csv or .jsonl from the file name; otherwise InputError naming `flag`.
+// `-o -`: the points (or the merged file) on stdout, as CSV, instead of in a file.
+inline constexpr std::string_view kStdoutPath = "-";
+
+// .csv or .jsonl from the file name, CSV for kStdoutPath; otherwise InputError naming `flag`.
 SweepFormat sweep_format_for(const std::string& path, std::string_view flag);
 
 // The inputs that identify a point: schedule, p, v, m (t, d, micro-batch, global-batch, recompute

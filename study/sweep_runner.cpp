@@ -50,7 +50,8 @@ PointFigures report_figures(const Report& report) {
   }
   const double mean_busy = r.per_device.empty() ? 0 : r.total_busy / static_cast<double>(r.per_device.size());
   f.stage_imbalance = mean_busy > 0 ? busiest / mean_busy : 1;
-  f.throughput = r.makespan > 0 ? r.m / r.makespan : 0;
+  // Samples per time unit: m micro-batches of b samples each (with a model, tokens per second below).
+  f.throughput = r.makespan > 0 ? static_cast<double>(r.m) * static_cast<double>(report.samples_per_microbatch) / r.makespan : 0;
   f.step_time = r.makespan;
   if (report.training) {
     const TrainingFigures& t = *report.training;

@@ -19,7 +19,7 @@ struct PointFigures {
   double bubble_overhead = 0;
   double comm_ratio = 0;
   double total_busy = 0;
-  // Tokens per second with a model; otherwise micro-batches per time unit, m / makespan.
+  // Tokens per second with a model; otherwise samples per time unit, m * b / makespan (b = -b, default 1).
   double throughput = 0;
   std::int64_t peak_memory_bytes = 0;  // the device that needs most: static + activations (+ workspace)
   std::int64_t peak_activation_bytes = 0;

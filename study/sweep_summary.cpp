@@ -40,7 +40,7 @@ bool better(const Study& study, const PointResult& a, const PointResult& b) {
 std::string heading_of(const Study& study) {
   switch (study.objective) {
     case Objective::kThroughput:
-      return study.model ? "throughput (tokens per second)" : "throughput (micro-batches per time unit, m / makespan)";
+      return study.model ? "throughput (tokens per second)" : "throughput (samples per time unit, m * b / makespan)";
     case Objective::kBubble:
       return "bubble ratio (lowest first)";
     case Objective::kMemory:

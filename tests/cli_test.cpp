@@ -460,3 +460,46 @@ TEST_CASE("A bad flag or value reads the same whether the command line names few
   CHECK(jobs.err == "ppsim: error: --jobs: Value 99999 not in range 0 to 4096\n");
   CHECK(cli({"merge", "a.csv"}).err == "ppsim: error: --output is required\n");
 }
+
+TEST_CASE("Giving -v cuts a device's share of the model into chunks: the schedule's own v changes nothing", "[cli][chunks]") {
+  auto makespan = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"run", "--format", "json"});
+    const CliRun run = cli(args);
+    REQUIRE(run.status == ppsim::kExitOk);
+    return nlohmann::json::parse(run.out);
+  };
+  const auto plain = makespan({"-s", "interleaved-1f1b", "-p", "8", "-m", "32"});
+  const auto given = makespan({"-s", "interleaved-1f1b", "-p", "8", "-m", "32", "-v", "2"});
+  CHECK(plain.at("makespan") == given.at("makespan"));
+  CHECK(plain.at("makespan").get<double>() == 106.5);
+  // More chunks: the same work on every device, cut finer.
+  const auto four = makespan({"-s", "interleaved-1f1b", "-p", "8", "-m", "32", "-v", "4"});
+  CHECK(four.at("v") == 4);
+  for (std::size_t d = 0; d < 8; ++d) {
+    CHECK(four.at("per_device")[d].at("busy") == plain.at("per_device")[d].at("busy"));
+  }
+  CHECK(four.at("makespan").get<double>() < plain.at("makespan").get<double>());
+  // Per-chunk costs are said so: each chunk then costs what --forward and --backward say.
+  const auto per_chunk = makespan({"-s", "interleaved-1f1b", "-p", "8", "-m", "32", "-v", "2", "--costs-per", "chunk"});
+  CHECK(per_chunk.at("makespan").get<double>() == 213);
+  CHECK(per_chunk.at("scenario").at("costs-per") == "chunk");
+  // The report's scenario is the split one, marked as per chunk: it reads back to the same run.
+  CHECK(given.at("scenario").at("forward") == 0.5);
+  CHECK(given.at("scenario").at("costs-per") == "chunk");
+  CHECK(plain.at("scenario").at("v") == 2);
+}
+
+TEST_CASE("per-stage lists at v > 1 need --costs-per chunk, said with the flag", "[cli][chunks]") {
+  const CliRun refused =
+      cli({"run", "-s", "interleaved-1f1b", "-p", "2", "-m", "4", "-v", "2", "--forward", "1,1,1,1"});
+  CHECK(refused.status == ppsim::kExitBadInput);
+  CHECK(refused.err ==
+        "ppsim: error: --forward: has 4 values; give 1 or one per device (2 for p=2), which interleaved-1f1b splits "
+        "into its 2 chunks, or one per stage with --costs-per chunk\n");
+  CHECK(cli({"run", "-s", "interleaved-1f1b", "-p", "2", "-m", "4", "-v", "2", "--forward", "1,1,1,1", "--costs-per",
+             "chunk"})
+            .status == ppsim::kExitOk);
+  const CliRun bad = cli({"run", "--costs-per", "stage"});
+  CHECK(bad.status == ppsim::kExitBadInput);
+  CHECK(bad.err == "ppsim: error: --costs-per: must be device or chunk, got 'stage'\n");
+}

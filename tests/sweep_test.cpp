@@ -324,3 +324,50 @@ TEST_CASE("sweep --summary writes the summary's tables as JSON, the same bytes f
   REQUIRE(!tables["top"].empty());
   CHECK(tables["top"][0] == ppsim::point_row(study, points[ppsim::top_points(study, points).front()]));
 }
+
+TEST_CASE("sweep -o - writes the points file's bytes to stdout and the tables to stderr", "[sweep]") {
+  TempDir dir("stdout_points");
+  const std::string study = write(dir, "study.json", kMixedStudy);
+  const CliRun to_file = cli({"sweep", study, "-j", "2", "-o", dir.file("points.csv")});
+  REQUIRE(to_file.status == ppsim::kExitOk);
+  const CliRun to_stdout = cli({"sweep", study, "-j", "2", "-o", "-"});
+  REQUIRE(to_stdout.status == ppsim::kExitOk);
+  CHECK(to_stdout.out == read(dir.file("points.csv")));
+  CHECK(to_stdout.err == to_file.out);  // the summary, now on stderr
+  CHECK(!fs::exists("-"));
+
+  // merge -o - too: the shards joined, as the file would hold them.
+  std::vector<std::string> merge = {"merge", "-o", "-"};
+  for (int i = 0; i < 2; ++i) {
+    const std::string part = dir.file("part" + std::to_string(i) + ".csv");
+    REQUIRE(cli({"sweep", study, "--shard", std::to_string(i) + "/2", "-o", part}).status == ppsim::kExitOk);
+    merge.push_back(part);
+  }
+  const CliRun merged = cli(merge);
+  REQUIRE(merged.status == ppsim::kExitOk);
+  CHECK(merged.out == read(dir.file("points.csv")));
+}
+
+TEST_CASE("without a model a sweep's throughput counts samples: m * b / makespan", "[sweep]") {
+  // The same step cut into micro-batches of b = 4 and of b = 1: four quarter-size micro-batches
+  // carry what one whole one does, at a quarter of its cost each.
+  TempDir dir("samples");
+  const std::string study = write(dir, "study.json", R"({
+    "fixed": {"schedule": "1f1b", "p": 4},
+    "axes": {"group": [
+      {"m": 8, "micro-batch": 4, "forward": 4, "backward": 8},
+      {"m": 32, "micro-batch": 1, "forward": 1, "backward": 2}]}
+  })");
+  const CliRun run = cli({"sweep", study, "-o", dir.file("points.jsonl")});
+  REQUIRE(run.status == ppsim::kExitOk);
+  std::istringstream lines(read(dir.file("points.jsonl")));
+  std::vector<double> throughput;
+  for (std::string line; std::getline(lines, line);) {
+    throughput.push_back(nlohmann::json::parse(line).at("throughput").get<double>());
+  }
+  REQUIRE(throughput.size() == 2);
+  // 1F1B: makespan (m + p - 1)(F + B): 11 * 12 = 132 for 32 samples; 35 * 3 = 105 for 32 samples.
+  CHECK(throughput[0] == Approx(32.0 / 132));
+  CHECK(throughput[1] == Approx(32.0 / 105));
+  CHECK(run.out.find("samples per time unit, m * b / makespan") != std::string::npos);
+}

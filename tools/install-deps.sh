@@ -4,8 +4,9 @@
 #   tools/install-deps.sh          what building and running ppsim needs, its Python module included
 #                                  (pybind11 and Python's headers)
 #   tools/install-deps.sh --test   also what only the tests need: a real browser (chromium) to render
-#                                  the HTML report, zlib to read its screenshot, and pytest for the
-#                                  Python module's tests. These are tried after the rest; where they
+#                                  the HTML report, zlib to read its screenshot, pytest for the
+#                                  Python module's tests, dpkg-dev and file to build the .deb,
+#                                  groff and zsh to check the man pages and zsh completions. These are tried after the rest; where they
 #                                  cannot be installed those tests are skipped, saying so, and
 #                                  everything else still runs.
 #   tools/install-deps.sh --test --sanitize
@@ -14,7 +15,7 @@
 set -euo pipefail
 
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev python3-dev pybind11-dev python3-pybind11)
-test_packages=(chromium zlib1g-dev python3-pytest)
+test_packages=(chromium zlib1g-dev python3-pytest dpkg-dev file groff-base zsh)
 sanitize_packages=(clang-14 libclang-rt-14-dev)
 
 missing_of() {

@@ -34,6 +34,9 @@ struct Report {
   std::optional<std::int64_t> memory_capacity;
   // A transformer study's whole training step: step time, throughput, MFU, memory per device.
   std::optional<TrainingFigures> training;
+  // b, the samples (sequences) one micro-batch holds, as -b gives it (default 1): without a model,
+  // throughput is m * b / makespan, so micro-batches of different sizes compare fairly.
+  std::int64_t samples_per_microbatch = 1;
 };
 
 }  // namespace ppsim

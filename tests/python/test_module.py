@@ -163,7 +163,7 @@ def test_lists_equal_the_clis_json_lists():
 
 
 def test_version_is_the_clis():
-    assert cli("--version").stdout.strip() == f"ppsim {ppsim.__version__}"
+    assert cli("--version").stdout.strip() == f"ppsim {ppsim.__version__} (git {ppsim.__git_revision__})"
 
 
 def test_records_flatten_one_row_per_device():

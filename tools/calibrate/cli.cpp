@@ -6,6 +6,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "models/json/architecture_json.hpp"
 #include "models/json/hardware_profile_json.hpp"
 #include "models/json/json_input_error.hpp"
+#include "study/version.hpp"
 #include "tools/calibrate/plan.hpp"
 #include "tools/calibrate/profile_builder.hpp"
 #include "tools/calibrate/runner.hpp"
@@ -173,7 +175,7 @@ int calibrate(const Options& options, const std::vector<std::string>& args, cons
   const Measurements measured = run_plan(*backend, plan, &err);
 
   BuildContext context;
-  context.tool = kCalibrateVersion;
+  context.tool = version_line("ppsim-calibrate");
   context.command_line = command_line(args);
   context.date = utc_now_iso8601();
   context.request["model"] = model ? nlohmann::ordered_json(model->name) : nlohmann::ordered_json(nullptr);
@@ -201,19 +203,15 @@ int calibrate(const Options& options, const std::vector<std::string>& args, cons
   return kExitOk;
 }
 
-}  // namespace
-
-int run_calibrate_cli(const std::vector<std::string>& args, const std::vector<BackendEntry>& backends,
-                      std::ostream& out, std::ostream& err) {
-  Options options;
+// Every flag of ppsim-calibrate, bound to `options`.
+void define_cli(CLI::App& app, Options& options, const std::vector<BackendEntry>& backends) {
   std::string backend_names;
   for (const BackendEntry& b : backends) backend_names += (backend_names.empty() ? "" : "|") + b.name;
-
-  CLI::App app{
+  app.description(
       "Measures the kernels a transformer layer runs (GEMMs, attention, memory-bound kernels, copies) and writes "
-      "them as a ppsim hardware profile (JSON, the schema of configs/hardware).",
-      "ppsim-calibrate"};
-  app.set_version_flag("--version", std::string(kCalibrateVersion) + " (backends: " + backend_names + ")");
+      "them as a ppsim hardware profile (JSON, the schema of configs/hardware).");
+  app.name("ppsim-calibrate");
+  app.set_version_flag("--version", version_line("ppsim-calibrate") + " (backends: " + backend_names + ")");
   app.add_option("--backend", options.backend,
                  "where to measure; default: cuda when built with it and a GPU is present, else cpu")
       ->type_name(backend_names);
@@ -228,6 +226,15 @@ int run_calibrate_cli(const std::vector<std::string>& args, const std::vector<Ba
       ->type_name("bf16[,fp16,tf32,fp32]");
   app.add_flag("--quick", options.quick, "small sizes and few runs (for tests; numbers are rough)");
   app.add_option("-o,--output", options.output, "write the profile here (default: stdout)")->type_name("FILE");
+}
+
+}  // namespace
+
+int run_calibrate_cli(const std::vector<std::string>& args, const std::vector<BackendEntry>& backends,
+                      std::ostream& out, std::ostream& err) {
+  Options options;
+  CLI::App app;
+  define_cli(app, options, backends);
 
   try {
     std::vector<const char*> argv{"ppsim-calibrate"};
@@ -253,6 +260,14 @@ int run_calibrate_cli(const std::vector<std::string>& args, const std::vector<Ba
     err << "ppsim-calibrate: error: " << e.what() << "\n";
     return kExitFailure;
   }
+}
+
+void visit_calibrate_cli_definition(const std::vector<BackendEntry>& backends,
+                                    const std::function<void(const CLI::App&)>& visit) {
+  Options options;
+  CLI::App app;
+  define_cli(app, options, backends);
+  visit(app);
 }
 
 }  // namespace ppsim::calibrate

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,11 +46,16 @@ std::string display_flag(std::string_view flag) {
 // parse error, register everything and parse again, so that their text is what it always was.
 class FlagPlan {
  public:
-  FlagPlan(const std::vector<std::string>& args, bool all)
-      : args_(args), all_(all), chosen_(!args.empty() && !args[0].starts_with("-") ? args[0] : std::string()) {}
+  // `every_command`: the scenario flags of every command, not only the chosen one's (for the docs).
+  FlagPlan(const std::vector<std::string>& args, bool all, bool every_command = false)
+      : args_(args),
+        all_(all),
+        every_command_(every_command),
+        chosen_(!args.empty() && !args[0].starts_with("-") ? args[0] : std::string()) {}
 
   bool all() const { return all_; }
-  const std::string& chosen() const { return chosen_; }
+  // Whether `command` gets its scenario flags: a command line names one command, first.
+  bool defines(std::string_view command) const { return every_command_ || chosen_ == command; }
   // The options of this command: the chosen one's, or every command's.
   bool registers(std::string_view command) const { return all_ || chosen_ == command; }
   // A long flag of the chosen command, such as "--svg": when the arguments name it.
@@ -96,6 +102,7 @@ class FlagPlan {
 
   const std::vector<std::string>& args_;
   bool all_;
+  bool every_command_;
   std::string chosen_;
 };
 
@@ -217,20 +224,21 @@ class HelpFormatter : public CLI::Formatter {
 
 // One parse and its command. Returns nullopt when a parse that registered only some flags failed:
 // the caller parses again with all of them, for the error's usual text.
+// With `visit`, the command line is handed to it once defined, and nothing is parsed.
 std::optional<int> run_cli_with(const std::vector<std::string>& args, const FlagPlan& plan, std::ostream& out,
-                                std::ostream& err) {
+                                std::ostream& err, const std::function<void(const CLI::App&)>* visit = nullptr) {
   CLI::App app{
       "ppsim: a discrete-event simulator of pipeline-parallel training schedules.\n"
       "Without a command it compares GPipe and 1F1B at p=4, m=8, F=1, B=2.",
       "ppsim"};
   app.formatter(std::make_shared<HelpFormatter>());  // before the subcommands, which copy it
-  app.set_version_flag("--version", std::string("ppsim ") + kVersion);
+  app.set_version_flag("--version", version_line("ppsim"));
   app.require_subcommand(0, 1);
   app.footer("Exit status: 0 success, 2 bad input, 3 invalid or deadlocking schedule, 1 anything else.");
 
   // Only the chosen subcommand gets its options (FlagPlan): a command line names one subcommand, first.
   auto scenario_flags_for = [&](const char* name, CLI::App& command, ScenarioFlags& flags) {
-    if (plan.chosen() == name) add_scenario_flags(command, flags, plan);
+    if (plan.defines(name)) add_scenario_flags(command, flags, plan);
   };
   ScenarioFlags run_flags;
   ScenarioFlags compare_flags;
@@ -292,6 +300,10 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
   }
   SweepCommands sweep_commands;  // ppsim sweep and ppsim merge (sweep_cli.cpp)
   add_sweep_commands(app, sweep_commands, plan.registers("sweep"), plan.registers("merge"));
+  if (visit != nullptr) {
+    (*visit)(app);
+    return kExitOk;
+  }
 
   try {
     std::vector<const char*> argv{"ppsim"};
@@ -389,6 +401,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (const std::optional<int> status = run_cli_with(args, FlagPlan(args, false), out, err)) return *status;
   }
   return *run_cli_with(args, FlagPlan(args, true), out, err);
+}
+
+void visit_cli_definition(const std::function<void(const CLI::App&)>& visit) {
+  const std::vector<std::string> no_args;
+  std::ostringstream unused;
+  run_cli_with(no_args, FlagPlan(no_args, true, /*every_command=*/true), unused, unused, &visit);
 }
 
 }  // namespace ppsim

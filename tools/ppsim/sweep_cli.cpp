@@ -29,9 +29,11 @@ int run_sweep_command(const SweepCommands& commands, std::ostream& out, std::ost
   if (bar) options.progress = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   // The files first: when one cannot be written, stdout stays empty, as for the other commands.
   const std::vector<PointResult> results =
-      sweep_to_files(study, options, {commands.output, commands.html, commands.summary});
+      sweep_to_files(study, options, {commands.output, commands.html, commands.summary}, &out);
   if (bar) progress.finish(results.size(), options.threads);
-  out << sweep_summary(study, results, options.shard_index, options.shard_count);
+  // With -o -, stdout holds the points alone, so that it pipes into other tools; the tables go to stderr.
+  (commands.output == kStdoutPath ? err : out) << sweep_summary(study, results, options.shard_index,
+                                                                options.shard_count);
   return report_expectations(expectation_failures(expectations, study, results), err);
 }
 
@@ -47,7 +49,7 @@ void add_sweep_options(CLI::App& sweep, SweepCommands& commands) {
                  "simulate every point, also those whose closed forms are exact (same output)");
   sweep.add_flag("--progress", commands.progress,
                  "print a progress line at every tenth of the points when stderr is not a terminal");
-  sweep.add_option("-o,--output", commands.output, "write every point: FILE.csv or FILE.jsonl")->type_name("FILE");
+  sweep.add_option("-o,--output", commands.output, "write every point: FILE.csv, FILE.jsonl, or - for CSV on stdout (the tables then go to stderr)")->type_name("FILE");
   sweep.add_option("--shard", commands.shard, "run the points with index % N == I (join with ppsim merge)")
       ->type_name("I/N");
   sweep
@@ -70,9 +72,9 @@ void add_sweep_commands(CLI::App& app, SweepCommands& commands, bool sweep_optio
       "merge", "join the output files of a sharded sweep into the file one machine would have written");
   if (sweep_options) add_sweep_options(*commands.sweep, commands);
   if (merge_options) {
-    commands.merge->add_option("-o,--output", commands.merge_output, "the merged file (.csv or .jsonl)")
+    commands.merge->add_option("-o,--output", commands.merge_output, "the merged file (.csv or .jsonl), or - for CSV on stdout")
         ->required()
-        ->type_name("OUT");
+        ->type_name("FILE");
     commands.merge->add_option("files", commands.merge_inputs, "the shards' files, in any order")
         ->required()
         ->type_name("FILE...");
@@ -81,7 +83,7 @@ void add_sweep_commands(CLI::App& app, SweepCommands& commands, bool sweep_optio
 
 int run_sweep_commands(const SweepCommands& commands, std::ostream& out, std::ostream& err) {
   if (commands.sweep->parsed()) return run_sweep_command(commands, out, err);
-  merge_to_file(commands.merge_output, commands.merge_inputs);
+  merge_to_file(commands.merge_output, commands.merge_inputs, &out);
   return kExitOk;
 }
 

@@ -122,7 +122,8 @@ auto released(Body body) {
 
 PYBIND11_MODULE(_core, module) {
   module.doc() = "ppsim's library (study/api.hpp); use the ppsim package, not this module";
-  module.attr("__version__") = ppsim::kVersion;
+  module.attr("__version__") = ppsim::version();
+  module.attr("__git_revision__") = ppsim::git_revision();
   input_error = PyErr_NewExceptionWithDoc("ppsim.InputError", "bad input: a setting, a file or a size (exit 2)",
                                           PyExc_ValueError, nullptr);
   schedule_error = PyErr_NewExceptionWithDoc(

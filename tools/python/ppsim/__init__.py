@@ -20,6 +20,7 @@ from . import _core
 from ._core import InputError, ScheduleError
 
 __version__ = _core.__version__
+__git_revision__ = _core.__git_revision__  # the commit it was built from, as `ppsim --version` says
 __all__ = ["run", "compare", "sweep", "merge", "export", "check", "formulas", "schedules", "models", "records",
            "InputError", "ScheduleError", "ExpectationError"]
 

@@ -1,0 +1,137 @@
+// The man pages and completions (tools/cli_docs) are written from the parser's own definition:
+// they name every command and flag it knows, and every value word they offer is one it accepts.
+#include <CLI/CLI.hpp>
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "models/hardware/profile.hpp"
+#include "models/transformer/architecture.hpp"
+#include "schedules/registry.hpp"
+#include "study/version.hpp"
+#include "support/cli_run.hpp"
+#include "tools/calibrate/backend.hpp"
+#include "tools/calibrate/cli.hpp"
+#include "tools/calibrate/cpu_backend.hpp"
+#include "tools/cli_docs/cli_docs.hpp"
+#include "tools/cli_docs/program_docs.hpp"
+#include "tools/ppsim/cli.hpp"
+
+namespace {
+
+using ppsim::test::cli;
+using ppsim::test::CliRun;
+
+// How roff shows a flag: every hyphen escaped.
+std::string roff_flag(const std::string& name) {
+  std::string escaped;
+  for (const char c : name) escaped += c == '-' ? std::string("\\-") : std::string(1, c);
+  return escaped;
+}
+
+}  // namespace
+
+TEST_CASE("the man page names every command and every flag that ppsim parses", "[cli-docs]") {
+  std::size_t flags = 0;
+  ppsim::visit_cli_definition([&](const CLI::App& app) {
+    const std::string page = ppsim::cli_docs::man_page(app, ppsim::cli_docs::ppsim_docs("/usr/share/ppsim"));
+    CHECK(page.find(".TH PPSIM 1") != std::string::npos);
+    for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+      INFO(command->get_name());
+      CHECK(page.find(".SS \"ppsim " + command->get_name() + "\"") != std::string::npos);
+      for (const CLI::Option* option : command->get_options()) {
+        for (const std::string& name : option->get_lnames()) {
+          INFO(name);
+          CHECK(page.find("\\fB" + roff_flag("--" + name) + "\\fR") != std::string::npos);
+          ++flags;
+        }
+      }
+    }
+  });
+  CHECK(flags > 100);  // run, compare, export and formulas each have every scenario flag
+}
+
+TEST_CASE("the completions offer every command and flag, and the bash one every schedule name", "[cli-docs]") {
+  ppsim::visit_cli_definition([&](const CLI::App& app) {
+    const auto docs = ppsim::cli_docs::ppsim_docs("/usr/share/ppsim");
+    const std::string bash = ppsim::cli_docs::bash_completion(app, docs);
+    const std::string zsh = ppsim::cli_docs::zsh_completion(app, docs);
+    CHECK(bash.find("complete -o bashdefault -o default -F _ppsim ppsim") != std::string::npos);
+    CHECK(zsh.starts_with("#compdef ppsim\n"));
+    for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+      INFO(command->get_name());
+      CHECK(zsh.find("'" + command->get_name() + ":") != std::string::npos);
+      for (const CLI::Option* option : command->get_options()) {
+        for (const std::string& name : option->get_lnames()) {
+          INFO(name);
+          CHECK(bash.find(" --" + name) != std::string::npos);
+          CHECK(zsh.find("--" + name + "[") != std::string::npos);
+        }
+      }
+    }
+    // -s offers the registry's names, all of them and nothing else.
+    const std::string offer = "\"run -s\"|\"run --schedule\")\n      _ppsim_words \"";
+    const std::size_t at = bash.find(offer);
+    REQUIRE(at != std::string::npos);
+    const std::size_t from = at + offer.size();
+    std::string expected;
+    for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+      expected += (expected.empty() ? "" : " ") + std::string(info.name);
+    }
+    CHECK(bash.substr(from, bash.find('"', from) - from) == expected);
+  });
+}
+
+TEST_CASE("every value word the completions offer is one ppsim accepts", "[cli-docs]") {
+  const auto docs = ppsim::cli_docs::ppsim_docs("/usr/share/ppsim");
+  REQUIRE(docs.choices.size() == 8);
+  for (const auto& [flag, words] : docs.choices) {
+    for (const std::string& word : words) {
+      INFO(flag << " " << word);
+      if (flag == "--schedule") {
+        CHECK(ppsim::find_schedule(word) != nullptr);
+      } else if (flag == "--model") {
+        CHECK(ppsim::find_architecture_preset(word) != nullptr);
+      } else if (flag == "--hardware") {
+        CHECK(cli({"run", "--model", "llama3.1-8b", "-p", "2", "-m", "2", "--hardware", word}).status == 0);
+      } else {
+        // The transformer settings need a model; the rest run on the default costs.
+        std::vector<std::string> args{"run", flag, word};
+        if (flag == "--recompute" || flag == "--precision") {
+          args.insert(args.end(), {"--model", "llama3.1-8b", "-p", "2", "-m", "2", "-t", "2"});
+        }
+        const CliRun run = cli(args);
+        CHECK(run.err.empty());
+        CHECK(run.status == 0);
+      }
+    }
+  }
+  const auto calibrate = ppsim::cli_docs::calibrate_docs();
+  for (const std::string& word : calibrate.choices.at("--precision")) {
+    CHECK(ppsim::calibrate::parse_precision(word).has_value());
+  }
+}
+
+TEST_CASE("man page text that roff would take for requests or escapes stays text", "[cli-docs]") {
+  CLI::App app{".starts with a dot\n'and a quote \\ and a backslash", "tool"};
+  app.add_option("--path", "a -p value")->type_name("FILE");
+  bool quiet = false;
+  app.add_flag("--quiet", quiet, "say less");
+  ppsim::cli_docs::CommandDocs docs;
+  docs.program = "tool";
+  docs.summary = "does things";
+  docs.version = "tool 1.0";
+  const std::string page = ppsim::cli_docs::man_page(app, docs);
+  CHECK(page.find("\n\\&.starts with a dot\n") != std::string::npos);
+  CHECK(page.find("\n\\&'and a quote \\e and a backslash\n") != std::string::npos);
+  CHECK(page.find("\\fB\\-\\-path\\fR \\fIFILE\\fR\na \\-p value\n") != std::string::npos);
+  CHECK(page.find("\\fB\\-\\-quiet\\fR\nsay less\n") != std::string::npos);
+  CHECK(page.find(".SH COMMANDS") == std::string::npos);  // no subcommands, no section
+}
+
+TEST_CASE("ppsim --version names the release and the git revision the binary was built from", "[cli-docs]") {
+  const CliRun version = cli({"--version"});
+  CHECK(version.status == 0);
+  CHECK(version.out == std::string("ppsim ") + ppsim::version() + " (git " + ppsim::git_revision() + ")\n");
+  CHECK(std::string(ppsim::version()) == PPSIM_PROJECT_VERSION);
+  CHECK(!std::string(ppsim::git_revision()).empty());
+}

@@ -1,0 +1,69 @@
+#include "tools/cli_docs/program_docs.hpp"
+
+#include "models/hardware/profile.hpp"
+#include "models/transformer/architecture.hpp"
+#include "schedules/registry.hpp"
+#include "study/preset_family.hpp"
+#include "study/version.hpp"
+
+namespace ppsim::cli_docs {
+
+CommandDocs ppsim_docs(std::string_view data_dir) {
+  CommandDocs docs;
+  const std::string dir(data_dir);
+  docs.program = "ppsim";
+  docs.summary = "simulate pipeline-parallel training schedules";
+  docs.version = std::string("ppsim ") + ppsim::version();
+  std::vector<std::string> schedules;
+  std::vector<std::string> schedule_lines;
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    schedules.emplace_back(info.name);
+    schedule_lines.push_back(std::string(info.name) + ": " + std::string(info.summary) + " (" +
+                             std::string(info.constraints) + ")");
+  }
+  std::vector<std::string> models;
+  for (const ppsim::Architecture& model : ppsim::architecture_presets()) models.push_back(lower_case(model.name));
+  std::vector<std::string> hardware;
+  // As `ppsim models` lists them; names are matched in any case.
+  for (const ppsim::HardwareProfile& profile : ppsim::hardware_presets()) hardware.push_back(lower_case(profile.name));
+  // The words each enumerated setting accepts (study/config.cpp); tests/cli_docs_test.cpp runs
+  // every one of them through ppsim, so a word that stops being accepted fails there.
+  docs.choices = {{"--schedule", schedules},
+                  {"--model", models},
+                  {"--hardware", hardware},
+                  {"--format", {"table", "json", "csv"}},
+                  {"--comm", {"overlap", "blocking", "paired"}},
+                  {"--costs-per", {"device", "chunk"}},
+                  {"--recompute", {"none", "selective", "full"}},
+                  {"--precision", {"bf16", "fp16", "fp8"}}};
+  docs.sections.emplace_back("Schedules", schedule_lines);
+  docs.sections.emplace_back(
+      "Files", std::vector<std::string>{
+                   dir + "/examples: run configs (ppsim run -c FILE).",
+                   dir + "/models and " + dir + "/hardware: the model and hardware presets as JSON, to copy and edit.",
+                   dir + "/studies: sweep studies (ppsim sweep FILE).",
+                   dir + "/validation: published training runs that ppsim's predictions are checked against."});
+  docs.sections.emplace_back(
+      "Examples",
+      std::vector<std::string>{"ppsim compare -s gpipe,1f1b,zb-h1 -p 8 -m 32",
+                               "ppsim run -s interleaved-1f1b --model llama3.1-70b --hardware h100 -t 8 -p 8 "
+                               "--global-batch 512 -d 4",
+                               "ppsim sweep " + dir + "/studies/m_vs_p_bubble.json -o points.csv"});
+  docs.see_also = {"ppsim-calibrate(1)"};
+  return docs;
+}
+
+CommandDocs calibrate_docs() {
+  CommandDocs docs;
+  docs.program = "ppsim-calibrate";
+  docs.summary = "measure a GPU's kernels as a ppsim hardware profile";
+  docs.version = std::string("ppsim-calibrate ") + ppsim::version();
+  std::vector<std::string> models;
+  for (const ppsim::Architecture& model : ppsim::architecture_presets()) models.push_back(model.name);
+  docs.choices = {{"--backend", {"cpu", "cuda"}}, {"--model", models}, {"--precision", {"bf16", "fp16", "tf32", "fp32"}}};
+  docs.sections.emplace_back("Exit status", std::vector<std::string>{"0 success, 2 bad input, 1 anything else."});
+  docs.see_also = {"ppsim(1)"};
+  return docs;
+}
+
+}  // namespace ppsim::cli_docs
