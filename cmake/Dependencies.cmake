@@ -6,8 +6,10 @@ find_package(Threads REQUIRED)
 if(PPSIM_BUILD_TESTS)
   find_package(Catch2 2.13 REQUIRED)
   include(Catch)
-  # Only the browser test reads PNG screenshots; without zlib it is skipped.
-  find_package(ZLIB QUIET)
+  # The tests check that SVG and HTML are well-formed XML with libxml2, and the browser test reads
+  # its screenshot with libpng (Debian's libxml2-dev and libpng-dev, tools/install-deps.sh --test).
+  find_package(LibXml2 REQUIRED)
+  find_package(PNG REQUIRED)
 endif()
 if(PPSIM_BUILD_BENCHMARKS)
   find_package(benchmark 1.6 REQUIRED)

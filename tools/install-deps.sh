@@ -3,8 +3,9 @@
 # Everything comes from Debian's archive; nothing else is downloaded.
 #   tools/install-deps.sh          what building and running ppsim needs, its Python module included
 #                                  (pybind11 and Python's headers)
-#   tools/install-deps.sh --test   also what only the tests need: a real browser (chromium) to render
-#                                  the HTML report, zlib to read its screenshot, pytest for the
+#   tools/install-deps.sh --test   also what only the tests need: libxml2 and libpng, with which they
+#                                  read the SVG, HTML and screenshots ppsim makes (required); a
+#                                  real browser (chromium) to render the HTML report, pytest for the
 #                                  Python module's tests, dpkg-dev and file to build the .deb,
 #                                  groff and zsh to check the man pages and zsh completions. These are tried after the rest; where they
 #                                  cannot be installed those tests are skipped, saying so, and
@@ -15,7 +16,9 @@
 set -euo pipefail
 
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev catch2 libbenchmark-dev python3-dev pybind11-dev python3-pybind11)
-test_packages=(chromium zlib1g-dev python3-pytest dpkg-dev file groff-base zsh)
+test_packages=(chromium python3-pytest dpkg-dev file groff-base zsh)
+# The tests read what ppsim writes with these libraries: they are needed to build the tests at all.
+test_libraries=(libxml2-dev libpng-dev)
 sanitize_packages=(clang-14 libclang-rt-14-dev)
 
 missing_of() {
@@ -31,7 +34,10 @@ wanted=("${packages[@]}")
 test_missing=()
 for option in "$@"; do
   case "$option" in
-    --test) mapfile -t test_missing < <(missing_of "${test_packages[@]}") ;;
+    --test)
+      wanted+=("${test_libraries[@]}")
+      mapfile -t test_missing < <(missing_of "${test_packages[@]}")
+      ;;
     --sanitize) wanted+=("${sanitize_packages[@]}") ;;
     *) echo "usage: tools/install-deps.sh [--test] [--sanitize]" >&2; exit 2 ;;
   esac

@@ -1,5 +1,5 @@
 #pragma once
-// Just enough of PNG to read a browser's screenshot: 8-bit RGB or RGBA, not interlaced.
+// A browser's screenshot as 8-bit RGB pixels, decoded by Debian's libpng.
 
 #include <cstdint>
 #include <optional>

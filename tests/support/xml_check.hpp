@@ -1,8 +1,7 @@
 #pragma once
 // A strict well-formedness check for the documents ppsim writes (SVG, and HTML kept XHTML-compatible),
-// since none of our dependencies parses XML: an optional XML declaration, DOCTYPE and comments, one
-// root element, balanced tags, quoted and unique attributes, and only XML's five entities and
-// numeric character references.
+// by Debian's libxml2: one root element, balanced tags, quoted and unique attributes, and only
+// XML's five entities and numeric character references.
 
 #include <cstddef>
 #include <optional>
