@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "schedules/action.hpp"
+#include "schedules/comm_action.hpp"
 
 namespace ppsim {
 
@@ -22,6 +23,10 @@ struct Program {
   int num_microbatches = 0;
   std::vector<int> stage_device;             // stage -> device that computes it
   std::vector<std::vector<Action>> actions;  // device -> actions in execution order
+  // torch's lowered format: device -> its communication and FSDP actions in order, each before the
+  // compute action at its `before` (== size: after the last). Empty for a compute-only program;
+  // validate_comm_actions checks them, and the engine honours sends and receives as ordering points.
+  std::vector<std::vector<CommAction>> comms;
 
   int num_stages() const { return static_cast<int>(stage_device.size()); }
   std::size_t num_ops() const;

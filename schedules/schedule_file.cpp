@@ -140,6 +140,7 @@ ScheduleFileParse build_program(const ScheduleCells& cells, const DeclaredShape&
   }
   program.num_devices = static_cast<int>(rows);
   program.actions.resize(rows);
+  std::vector<std::vector<CommAction>> comms(rows);
   std::vector<std::vector<std::size_t>> columns(rows);  // the column of every action, for messages
 
   // Every row is read up to its first bad cell, so the grid shows the rows around the one reported.
@@ -153,6 +154,18 @@ ScheduleFileParse build_program(const ScheduleCells& cells, const DeclaredShape&
       } else {
         const std::string_view text = trim(cells[r][c]);
         if (text.empty()) continue;  // an idle step: the engine derives idle time itself
+        // torch's lowered format: a send, a receive or an FSDP action, before the next compute action.
+        CommParse comm = parse_comm_action(text);
+        if (comm.recognized) {
+          if (comm.ok) {
+            comm.action.before = list.size();
+            comms[r].push_back(comm.action);
+            continue;
+          }
+          why = std::move(comm.error);
+          if (!first_bad) first_bad = at(r, list.size(), cell_name(r, c) + ": " + *why);
+          break;
+        }
         CellParse parsed = parse_cell(text);
         if (parsed.ok) {
           list.push_back(parsed.first);
@@ -173,6 +186,8 @@ ScheduleFileParse build_program(const ScheduleCells& cells, const DeclaredShape&
     result.problem = std::move(first_bad);
     return result;
   }
+  const bool lowered = std::any_of(comms.begin(), comms.end(), [](const auto& list) { return !list.empty(); });
+  if (lowered) program.comms = std::move(comms);
 
   for (std::size_t r = 0; r < rows; ++r) {
     if (program.actions[r].empty()) {
@@ -274,14 +289,26 @@ ScheduleFileParse parse_schedule_csv(std::string_view text) {
 
 namespace {
 
-// A device's list as cells: an overlapped pair is one cell, "(0F3;3B1)OVERLAP_F_B", as torch prints it.
-std::vector<std::string> cells_of(const std::vector<Action>& list) {
+// A device's list as cells: an overlapped pair is one cell, "(0F3;3B1)OVERLAP_F_B", as torch prints
+// it; a lowered program's communication and FSDP actions go between them, where they stand.
+std::vector<std::string> cells_of(const Program& program, std::size_t device) {
+  const std::vector<Action>& list = program.actions[device];
+  static const std::vector<CommAction> kNone;
+  const std::vector<CommAction>& comms = device < program.comms.size() ? program.comms[device] : kNone;
   std::vector<std::string> cells;
+  std::size_t next_comm = 0;
+  auto comms_before = [&](std::size_t position) {
+    for (; next_comm < comms.size() && comms[next_comm].before <= position; ++next_comm) {
+      cells.push_back(to_string(comms[next_comm]));
+    }
+  };
   for (std::size_t i = 0; i < list.size(); ++i) {
+    comms_before(i);
     const bool pair = list[i].fused_with_next && i + 1 < list.size();
     cells.push_back(cell_text(list[i], pair ? &list[i + 1] : nullptr));
     if (pair) ++i;
   }
+  comms_before(list.size());
   return cells;
 }
 
@@ -289,8 +316,8 @@ std::vector<std::string> cells_of(const std::vector<Action>& list) {
 
 std::string write_schedule_csv(const Program& program) {
   std::string text;
-  for (const auto& list : program.actions) {
-    const auto cells = cells_of(list);
+  for (std::size_t d = 0; d < program.actions.size(); ++d) {
+    const auto cells = cells_of(program, d);
     for (std::size_t i = 0; i < cells.size(); ++i) text += (i == 0 ? "" : ",") + cells[i];
     text += "\r\n";  // csv.writer's line terminator, so the text is byte for byte what _dump_csv writes
   }
@@ -306,7 +333,7 @@ std::string write_schedule_json(const Program& program) {
   text += "],\n  \"microbatches\": " + std::to_string(program.num_microbatches) + ",\n  \"actions\": [";
   for (std::size_t d = 0; d < program.actions.size(); ++d) {
     text += d == 0 ? "\n    [" : ",\n    [";
-    const auto cells = cells_of(program.actions[d]);
+    const auto cells = cells_of(program, d);
     for (std::size_t i = 0; i < cells.size(); ++i) text += (i == 0 ? "\"" : ", \"") + cells[i] + "\"";
     text += "]";
   }

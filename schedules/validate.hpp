@@ -24,6 +24,13 @@ struct ScheduleProblem {
 
 std::optional<ScheduleProblem> validate_program(const Program& program);
 
+// The communication actions of a lowered program (Program::comms), once validate_program has passed:
+// each on the device of its stage, naming a message that crosses devices, a send after the op that
+// makes its message and a receive before the op that uses it, each once, every send with its
+// receive and the reverse, and every message between devices with both. `where` is the compute
+// action the offending one precedes.
+std::optional<ScheduleProblem> validate_comm_actions(const Program& program);
+
 // The grid shows at most this many marks, and this many device columns (the marked devices and
 // their neighbours when the program has more).
 inline constexpr std::size_t kMaxGridMarks = 16;

@@ -150,6 +150,9 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   first_forward_at_.assign(timed_stages, kNoMark);
   last_gradient_at_.assign(timed_stages, kNoMark);
   for (int d = 0; d < p; ++d) prepare_device(d, costs);
+  gates_.clear();
+  deferred_sends_.clear();
+  if (!program.comms.empty()) prepare_comms(program);
   events_.reset(index(p));
 
   timeline_ = Timeline{};
@@ -277,6 +280,72 @@ void Engine::note_marks(int device, std::size_t position, double start, double e
   state.next_mark_pc = state.marks[++state.next_mark];
 }
 
+void Engine::prepare_comms(const Program& program) {
+  const std::size_t p = index(program.num_devices);
+  gates_.assign(p, {});
+  deferred_sends_.assign(p, {});
+  // Where each (stage, micro-batch)'s F and B or I stands in its device's list: a SEND right after
+  // its op sends as the op ends, which the engine does anyway; only a later one defers the message.
+  std::vector<std::size_t> forward_at(done_.size(), kNoMark);
+  std::vector<std::size_t> backward_at(done_.size(), kNoMark);
+  for (std::size_t d = 0; d < p; ++d) {
+    const auto& list = program.actions[d];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (list[i].op == Op::kForward) forward_at[slot(list[i])] = i;
+      if (is_backward_input(list[i].op)) backward_at[slot(list[i])] = i;
+    }
+  }
+  for (std::size_t d = 0; d < p && d < program.comms.size(); ++d) {
+    for (const CommAction& c : program.comms[d]) {
+      const bool forward = c.op == CommOp::kSendF || c.op == CommOp::kRecvF;
+      const std::size_t k = slot(Action{c.stage, Op::kForward, c.microbatch});
+      if (is_recv(c.op)) {
+        gates_[d].push_back(Gate{c.before, forward ? &forward_input_[k] : &backward_input_[k], c});
+      } else if (is_send(c.op)) {
+        const std::size_t made = (forward ? forward_at : backward_at)[k];
+        if (made + 1 == c.before) continue;
+        done_[k] |= forward ? kForwardSendDeferred : kBackwardSendDeferred;
+        const Action producer = program.actions[d][made];
+        deferred_sends_[d].push_back(DeferredSend{c.before, producer});
+      }
+      // UNSHARD, RESHARD and REDUCE_GRAD cost nothing here: ordering points for FSDP only.
+    }
+    std::stable_sort(deferred_sends_[d].begin(), deferred_sends_[d].end(),
+                     [](const DeferredSend& a, const DeferredSend& b) { return a.before < b.before; });
+  }
+}
+
+bool Engine::pass_gates(int device) {
+  DeviceState& state = devices_[index(device)];
+  const std::vector<Gate>& gates = gates_[index(device)];
+  while (state.next_gate < gates.size() && gates[state.next_gate].before <= state.pc) {
+    const double arrival = *gates[state.next_gate].arrival;
+    if (arrival == kUnknown) return false;  // its arrival wakes this device, the receiving stage's
+    state.gate_time = std::max(state.gate_time, arrival);
+    ++state.next_gate;
+  }
+  return true;
+}
+
+void Engine::send_deferred(int device, double time, double& released) {
+  DeviceState& state = devices_[index(device)];
+  const std::vector<DeferredSend>& sends = deferred_sends_[index(device)];
+  while (state.next_send < sends.size() && sends[state.next_send].before <= state.pc) {
+    const Action& producer = sends[state.next_send++].producer;
+    const StageInfo& stage = stages_[index(producer.stage)];
+    const bool forward = producer.op == Op::kForward;
+    const StageOutput& output = forward ? stage.forward : stage.backward;
+    const std::size_t k = slot(producer);
+    Link& target = links_[index(output.link)];  // validate_comm_actions: every SEND crosses devices
+    const Link::Departure departure = target.send(time, output.bytes, output.send_time);
+    const double arrival = departure.end + target.latency;
+    released = std::max(released, departure.end);
+    if (options_.record_timeline) record_message(target, producer, time, departure.start, departure.end, arrival, output.bytes);
+    (forward ? forward_input_[k + index(m_)] : backward_input_[k - index(m_)]) = arrival;
+    try_start(output.consumer);
+  }
+}
+
 double Engine::ready_time(const Action& action) const {
   const std::size_t k = slot(action);
   // Dependencies on the same device (F before B/I, I before W) ended before free_at, so a flag is
@@ -294,6 +363,7 @@ double Engine::ready_time(const Action& action) const {
 }
 
 void Engine::start_if_ready(int device) {
+  if (!gates_.empty() && !pass_gates(device)) [[unlikely]] return;  // a RECV whose message is on its way
   DeviceState& state = devices_[index(device)];
   const Action& action = state.actions[state.pc];
   double ready = ready_time(action);
@@ -312,7 +382,7 @@ void Engine::start_if_ready(int device) {
     cost = costs_->overlap_time(action.stage, partner->op, partner->stage);
     last = state.pc + 1;
   }
-  const double start = std::max(state.free_at, ready);
+  const double start = std::max(std::max(state.free_at, ready), state.gate_time);
   const double end = start + cost;
   while (state.next_mark_pc <= last) note_marks(device, state.next_mark_pc, start, end);
   if (action.op == Op::kForward) {
@@ -376,6 +446,8 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
   const int link = output != nullptr ? output->link : -1;
   const int consumer = output != nullptr ? output->consumer : -1;
   if (options_.record_timeline && action.op != Op::kForward) record_memory(device, time);
+  // A lowered program's SEND further on sends this message (send_deferred).
+  if (done_[k] & (action.op == Op::kForward ? kForwardSendDeferred : kBackwardSendDeferred)) [[unlikely]] return -1;
 
   double arrival = time;
   if (link >= 0 && options_.comm == CommMode::kPaired) [[unlikely]] {
@@ -418,6 +490,7 @@ inline void Engine::finish_op(double time, int device) {
   }
   state.pc += advance;
   state.running = false;
+  if (!deferred_sends_.empty()) [[unlikely]] send_deferred(device, time, released);
   state.free_at = options_.comm == CommMode::kOverlap ? time : released;
   if (options_.comm == CommMode::kPaired) [[unlikely]] {
     state.held = deferred;
@@ -504,7 +577,8 @@ SimulationOutcome Engine::run(const Program& program, const CostModel& costs, co
       throw std::invalid_argument("Engine::run: a list ends in an overlapped pair's first half; run validate_program first");
     }
   }
-  if (uses_sweep(options)) return run_sweep(program, costs, options);
+  // A lowered program's receives and sends are ordering points only the event queue keeps.
+  if (uses_sweep(options) && program.comms.empty()) return run_sweep(program, costs, options);
   prepare(program, costs, options);
   if (options.comm == CommMode::kPaired) {
     for (int d = 0; d < program.num_devices; ++d) {
@@ -603,6 +677,15 @@ Deadlock Engine::describe_deadlock() const {
       continue;
     }
     if (state.pc >= list.size()) continue;
+    if (!gates_.empty()) {
+      const std::vector<Gate>& gates = gates_[index(d)];
+      if (state.next_gate < gates.size() && gates[state.next_gate].before <= state.pc) {
+        deadlock.devices.push_back({d, state.pc, list[state.pc],
+                                    "the message of " + to_string(gates[state.next_gate].action) +
+                                        " (a receive blocks until its message arrives)"});
+        continue;
+      }
+    }
     std::size_t step = state.pc;
     // Of an overlapped pair, name the half that is still waiting.
     if (list[step].fused_with_next && step + 1 < list.size() && ready_time(list[step]) != kUnknown) ++step;

@@ -121,6 +121,22 @@ class Engine {
     std::array<std::size_t, 3> phase_first{};  // inclusive; a phase that is empty has first > size
     std::array<std::size_t, 3> phase_last{};
     int held = 0;  // kPaired: sent messages whose receiver has not posted its receive yet
+    // A lowered program (Program::comms): the next RECV to pass, and the latest arrival passed.
+    std::size_t next_gate = 0;
+    double gate_time = 0;
+    std::size_t next_send = 0;  // the next deferred SEND
+  };
+  // A lowered program's RECV: the device does not pass it before the message has arrived.
+  struct Gate {
+    std::size_t before = 0;          // the compute position it precedes
+    const double* arrival = nullptr;  // the message's arrival (forward_input_ or backward_input_)
+    CommAction action;
+  };
+  // A lowered program's SEND that is not right after the op making its message: the message leaves
+  // when the device reaches it, at the end of the op before position `before`.
+  struct DeferredSend {
+    std::size_t before = 0;
+    Action producer;
   };
 
   // What both algorithms need: stages, links, figures and memory trackers.
@@ -137,6 +153,12 @@ class Engine {
     if (!state.running && state.pc < state.size) start_if_ready(device);
   }
   void start_if_ready(int device);
+  // A lowered program: sets up the gates and deferred sends of its devices.
+  void prepare_comms(const Program& program);
+  // Passes the RECVs before the device's pc whose messages have arrived: false while one has not.
+  bool pass_gates(int device);
+  // Sends the deferred messages whose SEND the device has reached at `time`.
+  void send_deferred(int device, double time, double& released);
   void note_marks(int device, std::size_t position, double start, double end);
   // When the inputs of `action` have arrived (+inf while one has not).
   double ready_time(const Action& action) const;
@@ -289,6 +311,9 @@ class Engine {
   static constexpr std::size_t kNoMark = static_cast<std::size_t>(-1);
   static constexpr std::uint8_t kForwardDone = 1;
   static constexpr std::uint8_t kInputGradDone = 2;
+  // A lowered program's SEND stands later than right after the op: the op does not send it.
+  static constexpr std::uint8_t kForwardSendDeferred = 4;
+  static constexpr std::uint8_t kBackwardSendDeferred = 8;
 
   const Program* program_ = nullptr;
   const CostModel* costs_ = nullptr;  // for overlapped pairs, whose time depends on both halves
@@ -317,6 +342,8 @@ class Engine {
   std::vector<std::int32_t> forward_waiting_;
   std::vector<std::int32_t> backward_waiting_;
   std::vector<double> waiting_since_;  // indexed by slot for forward inputs, slots + slot for backward
+  std::vector<std::vector<Gate>> gates_;                   // per device; empty unless lowered
+  std::vector<std::vector<DeferredSend>> deferred_sends_;  // per device; empty unless lowered
   EventQueue events_;
   Timeline timeline_;
   std::vector<std::vector<Slot>> ring_storage_;  // per stage

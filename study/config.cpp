@@ -18,10 +18,12 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 39> kSettings = {{
+constexpr std::array<SettingInfo, 40> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
+    {"comm-actions", "--comm-actions", "WHAT",
+     "a lowered schedule file's SEND/RECV actions: honor (default; a device waits at a RECV) or ignore"},
     {"p", "-p", "N", "pipeline devices (default 4)"},
     {"m", "-m", "N", "micro-batches per step (default 8)"},
     {"v", "-v", "N", "chunks (stages) per device (default 1)"},
@@ -211,6 +213,12 @@ CommMode comm_from_text(std::string_view text, const std::string& source) {
   fail(source, "must be overlap, blocking or paired, got " + quote(text));
 }
 
+bool comm_actions_from_text(std::string_view text, const std::string& source) {
+  if (text == "honor") return false;
+  if (text == "ignore") return true;
+  fail(source, "must be honor or ignore, got " + quote(text));
+}
+
 bool costs_per_from_text(std::string_view text, const std::string& source) {
   if (text == "device") return false;
   if (text == "chunk") return true;
@@ -314,6 +322,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.weight = list_from_text<Duration>(text, source, parse_duration);
   else if (key == "overlap")
     scenario.overlap = checked(parse_duration(text), source);
+  else if (key == "comm-actions")
+    scenario.ignore_comm_actions = comm_actions_from_text(text, source);
   else if (key == "costs-per")
     scenario.costs_per_chunk = costs_per_from_text(text, source);
   else if (key == "latency")

@@ -36,6 +36,9 @@ struct Scenario {
   // that -v changes how the work is cut, never how much there is. true (--costs-per chunk): each
   // stage's own cost, as written, one value or one per stage (p * v).
   bool costs_per_chunk = false;
+  // A lowered schedule file's SEND/RECV (and FSDP) actions: honoured as ordering points (false, the
+  // default) or dropped, replaying only the compute (--comm-actions ignore).
+  bool ignore_comm_actions = false;
   Duration latency{0};
   Bandwidth bandwidth{};
   CommMode comm = CommMode::kOverlap;  // a transformer study without --comm: engine_comm_mode

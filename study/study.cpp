@@ -354,7 +354,9 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
                      std::to_string(program.num_ops()) + " ops, above the limit of " + std::to_string(limit.ops) +
                      " per run " + std::string(limit.why));
   }
-  if (auto problem = validate_program(program)) {
+  std::optional<ScheduleProblem> problem = validate_program(program);
+  if (!problem) problem = validate_comm_actions(program);
+  if (problem) {
     std::string grid;
     if (problem->where) grid = format_step_grid(program, std::span<const GridMark>(&*problem->where, 1));
     throw ScheduleError("schedule " + std::string(name) + " is invalid: " + problem->message, grid);
@@ -362,6 +364,10 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
   const auto costs = make_cost_model(scenario, program.stage_device);
   check_costs(scenario, *costs, program);
   EngineOptions options = engine_options(scenario, name, *costs, record_timeline);
+  if (!program.comms.empty() && options.comm == CommMode::kPaired) {
+    throw InputError(scenario.source_of("comm") + ": paired sends are Megatron's; a lowered schedule places its own " +
+                     "sends and receives, so use --comm overlap or blocking (or --comm-actions ignore)");
+  }
   if (streamer != nullptr) {
     options.timeline_sink = &streamer->begin(
         {program.stage_device, program.num_microbatches, times_in_seconds(scenario_to_json(scenario, name)),
@@ -401,6 +407,8 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
   adjusted.params.m = program.num_microbatches;
   adjusted.params.v = std::max(1, program.num_stages() / program.num_devices);
   split_costs_over_chunks(adjusted, scenario.schedule_file);
+  // torch's lowered dumps: sends and receives are ordering points unless the user asks for the compute only.
+  if (scenario.ignore_comm_actions) program.comms.clear();
   return simulate_program(adjusted, "custom", std::move(program), record_timeline, engine, streamer);
 }
 

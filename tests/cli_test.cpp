@@ -503,3 +503,43 @@ TEST_CASE("per-stage lists at v > 1 need --costs-per chunk, said with the flag",
   CHECK(bad.status == ppsim::kExitBadInput);
   CHECK(bad.err == "ppsim: error: --costs-per: must be device or chunk, got 'stage'\n");
 }
+
+TEST_CASE("A lowered schedule file replays with its receives honoured, or only its compute with --comm-actions ignore",
+          "[cli][lowered]") {
+  ppsim::test::TempDir dir("lowered");
+  // Device 0 receives 1B0's gradient before it runs 0F1 (see tests/lowered_schedule_test.cpp).
+  const std::string early = dir.file("early.csv");
+  std::ofstream(early) << "0F0,0SEND_F0,0RECV_B0,0F1,0SEND_F1,0B0,0RECV_B1,0B1\r\n"
+                          "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\r\n";
+  auto makespan = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"run", "--schedule-file", early, "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CliRun run = cli(args);
+    REQUIRE(run.status == ppsim::kExitOk);
+    return nlohmann::json::parse(run.out).at("makespan").get<double>();
+  };
+  CHECK(makespan({}) == 10);
+  CHECK(makespan({"--comm-actions", "honor"}) == 10);
+  CHECK(makespan({"--comm-actions", "ignore"}) == 9);
+  CHECK(makespan({"--timeline"}) == 10);
+  // Exported, the file comes back as it was, communication actions and all.
+  const CliRun exported = cli({"export", "--schedule-file", early});
+  REQUIRE(exported.status == ppsim::kExitOk);
+  CHECK(exported.out == "0F0,0SEND_F0,0RECV_B0,0F1,0SEND_F1,0B0,0RECV_B1,0B1\r\n"
+                        "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\r\n");
+
+  const std::string unmatched = dir.file("unmatched.csv");
+  std::ofstream(unmatched) << "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\r\n"
+                              "1RECV_F0,1F0,1F1,1B0,1SEND_B0,1B1,1SEND_B1\r\n";
+  const CliRun refused = cli({"run", "--schedule-file", unmatched});
+  CHECK(refused.status == ppsim::kExitBadSchedule);
+  CHECK(refused.err.starts_with("ppsim: error: schedule custom is invalid: 0SEND_F1 has no 1RECV_F1 on device 1\n"
+                                "step  device 0  device 1\n"));
+  CHECK(cli({"run", "--schedule-file", unmatched, "--comm-actions", "ignore"}).status == ppsim::kExitOk);
+
+  const CliRun paired = cli({"run", "--schedule-file", early, "--comm", "paired"});
+  CHECK(paired.status == ppsim::kExitBadInput);
+  CHECK(paired.err.starts_with("ppsim: error: --comm: paired sends are Megatron's"));
+  const CliRun bad = cli({"run", "--schedule-file", early, "--comm-actions", "skip"});
+  CHECK(bad.err == "ppsim: error: --comm-actions: must be honor or ignore, got 'skip'\n");
+}

@@ -162,10 +162,9 @@ TEST_CASE("A broken schedule file is refused with a message naming its cell and 
        "row 1 (device 0), column 5: '0F2x' is not an action (unexpected 'x' in the micro-batch number; expected "
        "[stage][F|B|I|W][micro-batch], e.g. 0F1)",
        ppsim::GridMark{0, 2}},
-      {"a torch communication op", "0F0,0SEND_F0\r\n",
-       "row 1 (device 0), column 2: '0SEND_F0' is not an action ('SEND_F' is a communication op; ppsim derives "
-       "communication from the compute ops; expected [stage][F|B|I|W][micro-batch], e.g. 0F1)",
-       ppsim::GridMark{0, 1}},
+      // Communication ops are read (torch's lowered format); a malformed one is named.
+      {"a torch communication op without its micro-batch", "0F0,0SEND_F\r\n",
+       "row 1 (device 0), column 2: '0SEND_F': SEND_F needs a micro-batch, as in 0SEND_F0", ppsim::GridMark{0, 1}},
       {"a leading zero", "0F0,0B0\r\n01F0,1B0\r\n",
        "row 2 (device 1), column 1: '01F0' is not an action (stage number has a leading zero; expected "
        "[stage][F|B|I|W][micro-batch], e.g. 0F1)",

@@ -1,7 +1,9 @@
-// libFuzzer target: torch's schedule CSV through parse_schedule_csv, then validate_program and the
-// grid that exit 3 prints, as `ppsim run --schedule-file FILE.csv` does.
+// libFuzzer target: torch's schedule CSV through parse_schedule_csv, then validate_program (and, for
+// a lowered file, validate_comm_actions) and the grid that exit 3 prints, as `ppsim run
+// --schedule-file FILE.csv` does.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -12,7 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   ppsim::ScheduleFileParse parse = ppsim::parse_schedule_csv(text);
   if (parse.ok()) {
-    if (auto problem = ppsim::validate_program(parse.program); problem && problem->where) {
+    std::optional<ppsim::ScheduleProblem> problem = ppsim::validate_program(parse.program);
+    if (!problem) problem = ppsim::validate_comm_actions(parse.program);
+    if (problem && problem->where) {
       (void)ppsim::format_step_grid(parse.program, std::span<const ppsim::GridMark>(&*problem->where, 1));
     }
     (void)ppsim::write_schedule_csv(parse.program);

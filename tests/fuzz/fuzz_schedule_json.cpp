@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     ppsim::ScheduleFileParse parse = ppsim::parse_json_schedule("fuzz.json", text);
     if (parse.ok()) {
-      (void)ppsim::validate_program(parse.program);
+      if (!ppsim::validate_program(parse.program)) (void)ppsim::validate_comm_actions(parse.program);
       (void)ppsim::write_schedule_json(parse.program);
     }
   } catch (const ppsim::InputError&) {

@@ -1,0 +1,212 @@
+// torch.distributed.pipelining's lowered schedules (format "compute_comms", what _dump_csv writes by
+// default): SEND_F/RECV_F/SEND_B/RECV_B are ordering points, UNSHARD/RESHARD/REDUCE_GRAD cost nothing
+// without a model of FSDP. The engine honours them (engine.cpp: gates and deferred sends), and
+// validate_comm_actions refuses what torch's runtime would refuse.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "models/stage_table_cost_model.hpp"
+#include "models/uniform_cost_model.hpp"
+#include "schedules/comm_action.hpp"
+#include "schedules/registry.hpp"
+#include "schedules/schedule_file.hpp"
+#include "schedules/validate.hpp"
+#include "sim/engine.hpp"
+#include "support/same_figures.hpp"
+
+namespace {
+
+using ppsim::CommAction;
+using ppsim::CommOp;
+using ppsim::Op;
+using ppsim::Program;
+
+// The tightest lowering: each receive right before the op that uses its message (for an overlapped
+// pair, before the pair), each send right after the op that makes it. Honouring it can delay nothing.
+Program lowered_tightly(Program program) {
+  const auto S = program.num_stages();
+  const auto device_of = [&](int stage) { return program.stage_device[static_cast<std::size_t>(stage)]; };
+  program.comms.assign(program.actions.size(), {});
+  for (std::size_t d = 0; d < program.actions.size(); ++d) {
+    const auto& list = program.actions[d];
+    auto& comms = program.comms[d];
+    const auto dev = static_cast<int>(d);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::size_t cell = i > 0 && list[i - 1].fused_with_next ? i - 1 : i;  // a pair is one cell
+      const ppsim::Action& a = list[i];
+      if (a.op == Op::kForward && a.stage > 0 && device_of(a.stage - 1) != dev) {
+        comms.push_back(CommAction{cell, CommOp::kRecvF, a.stage, a.microbatch});
+      }
+      if (ppsim::is_backward_input(a.op) && a.stage + 1 < S && device_of(a.stage + 1) != dev) {
+        comms.push_back(CommAction{cell, CommOp::kRecvB, a.stage, a.microbatch});
+      }
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const ppsim::Action& a = list[i];
+      const std::size_t after = a.fused_with_next ? i + 2 : i + 1;
+      if (a.op == Op::kForward && a.stage + 1 < S && device_of(a.stage + 1) != dev) {
+        comms.push_back(CommAction{after, CommOp::kSendF, a.stage, a.microbatch});
+      }
+      if (ppsim::is_backward_input(a.op) && a.stage > 0 && device_of(a.stage - 1) != dev) {
+        comms.push_back(CommAction{i > 0 && list[i - 1].fused_with_next ? i + 1 : after, CommOp::kSendB, a.stage,
+                                   a.microbatch});
+      }
+    }
+    std::stable_sort(comms.begin(), comms.end(),
+                     [](const CommAction& x, const CommAction& y) { return x.before < y.before; });
+  }
+  return program;
+}
+
+ppsim::Result run(const Program& program, const ppsim::CostModel& costs, ppsim::CommMode comm) {
+  ppsim::Engine engine;
+  ppsim::EngineOptions options;
+  options.comm = comm;
+  const ppsim::SimulationOutcome outcome = engine.run(program, costs, options);
+  REQUIRE(outcome.result.has_value());
+  return *outcome.result;
+}
+
+Program parsed(const std::string& csv) {
+  ppsim::ScheduleFileParse parse = ppsim::parse_schedule_csv(csv);
+  INFO(csv);
+  REQUIRE(parse.ok());
+  return parse.program;
+}
+
+// GPipe at p = 2, m = 2 as torch lowers it. Worked by hand from schedules.py: _add_unshard_reshard
+// puts 0UNSHARD before the first op and 0RESHARD after the last; _add_reduce_grad puts 0REDUCE_GRAD
+// after stage 0's m-th B; _add_send_recv visits the ranks in turn, schedules a rank's next op once
+// its input is received, puts the SEND right after it and the RECV at the end of the receiver's list.
+constexpr const char* kTorchGpipeP2M2 =
+    "0UNSHARD,0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0RESHARD\r\n"
+    "1UNSHARD,1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1,1REDUCE_GRAD,1RESHARD\r\n";
+
+}  // namespace
+
+TEST_CASE("Communication actions read and print in torch's notation, exactly", "[lowered]") {
+  for (const std::string text : {"0SEND_F1", "12RECV_F0", "3SEND_B7", "0RECV_B10", "0UNSHARD", "4RESHARD", "2REDUCE_GRAD"}) {
+    const ppsim::CommParse parse = ppsim::parse_comm_action(text);
+    INFO(text);
+    REQUIRE(parse.ok);
+    CHECK(ppsim::to_string(parse.action) == text);
+  }
+  for (const std::string text : {"0SEND_F", "SEND_F1", "0UNSHARD1", "01RECV_B1", "0RECV_B01", "0REDUCE_GRAD0"}) {
+    const ppsim::CommParse parse = ppsim::parse_comm_action(text);
+    INFO(text);
+    CHECK(parse.recognized);
+    CHECK_FALSE(parse.ok);
+  }
+  CHECK_FALSE(ppsim::parse_comm_action("0F1").recognized);
+}
+
+TEST_CASE("torch's lowered GPipe reads, writes back byte for byte, and replays as its compute does", "[lowered]") {
+  const Program program = parsed(kTorchGpipeP2M2);
+  REQUIRE(program.comms.size() == 2);
+  CHECK(program.comms[0].size() == 7);
+  CHECK(ppsim::write_schedule_csv(program) == kTorchGpipeP2M2);
+  CHECK_FALSE(ppsim::validate_program(program).has_value());
+  CHECK_FALSE(ppsim::validate_comm_actions(program).has_value());
+  // Every receive sits right before its use: honouring them changes nothing. (m + p - 1)(F + B) = 9.
+  const ppsim::UniformCostModel costs(ppsim::UniformCosts{});
+  Program compute_only = program;
+  compute_only.comms.clear();
+  const ppsim::Result honoured = run(program, costs, ppsim::CommMode::kOverlap);
+  CHECK(honoured.makespan == 9);
+  ppsim::test::check_same_figures(honoured, run(compute_only, costs, ppsim::CommMode::kOverlap));
+}
+
+TEST_CASE("Every registry schedule lowered with each receive right before its use replays its figures exactly",
+          "[lowered]") {
+  const auto [p, m] = GENERATE(table<int, int>({{2, 4}, {4, 8}, {3, 7}}));
+  const ppsim::CommMode comm = GENERATE(ppsim::CommMode::kOverlap, ppsim::CommMode::kBlocking);
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    if (!info.generated()) continue;
+    const ppsim::ScheduleParams params{p, m, info.default_v};
+    if (info.check(params)) continue;
+    INFO(info.name << " p=" << p << " m=" << m);
+    const Program program = info.build(params);
+    const Program lowered = lowered_tightly(program);
+    REQUIRE_FALSE(ppsim::validate_comm_actions(lowered).has_value());
+    // Written and read back, as a file would be.
+    const Program reread = parsed(ppsim::write_schedule_csv(lowered));
+    CHECK(reread.comms == lowered.comms);
+    ppsim::UniformCosts uniform;
+    uniform.message_bytes = ppsim::ByteCount{50};
+    uniform.bandwidth = ppsim::Bandwidth{100};
+    uniform.latency = ppsim::Duration{0.25};
+    uniform.activation_bytes = ppsim::ByteCount{1000};
+    const ppsim::UniformCostModel costs(uniform);
+    ppsim::test::check_same_figures(run(reread, costs, comm), run(program, costs, comm));
+  }
+}
+
+TEST_CASE("A receive placed before an earlier op holds the device until its message arrives", "[lowered]") {
+  // 1F1B order on device 1; device 0 receives 1B0's gradient before it runs 0F1. F = 1, B = 2:
+  // 0F0 0-1, 1F0 1-2, 1B0 2-4, 0F1 waits to 4 (compute only: 1-2), so 1F1 runs 5-6, 1B1 6-8, 0B1 8-10.
+  const Program early = parsed("0F0,0SEND_F0,0RECV_B0,0F1,0SEND_F1,0B0,0RECV_B1,0B1\n"
+                               "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1\n");
+  const ppsim::UniformCostModel costs(ppsim::UniformCosts{});
+  Program compute_only = early;
+  compute_only.comms.clear();
+  CHECK(run(early, costs, ppsim::CommMode::kOverlap).makespan == 10);
+  CHECK(run(compute_only, costs, ppsim::CommMode::kOverlap).makespan == 9);
+}
+
+TEST_CASE("A send placed after a later op hands its message to the link only there", "[lowered]") {
+  // 0SEND_F0 after 0F1: stage 1's first forward cannot start before 2, the end of 0F1.
+  const Program late = parsed("0F0,0F1,0SEND_F0,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+                              "1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n");
+  const ppsim::UniformCostModel costs(ppsim::UniformCosts{});
+  const ppsim::Result result = run(late, costs, ppsim::CommMode::kOverlap);
+  CHECK(result.per_device[1].start == 2);
+  CHECK(result.makespan == 10);
+}
+
+TEST_CASE("Lowered schedules that torch's runtime would refuse are refused, naming the action", "[lowered]") {
+  struct Case {
+    const char* csv;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n",
+       "0SEND_F1 has no 1RECV_F1 on device 1"},
+      {"0F0,0SEND_F0,0F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n",
+       "no 0SEND_F1 on device 0 hands 0F1's activation to the link that 1RECV_F1 waits on (a lowered schedule names "
+       "every send and receive)"},
+      {"0SEND_F0,0F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n",
+       "0SEND_F0 comes before 0F0, which makes what it sends"},
+      {"0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n1F0,1RECV_F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n",
+       "1RECV_F0 comes after 1F0, which needs what it receives"},
+      {"0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+       "1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1,1SEND_B1\n",
+       "1SEND_B1 appears twice"},
+      {"0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,1UNSHARD\n"
+       "1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n",
+       "1UNSHARD is on device 0, but stage 1 is on device 1"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.csv);
+    const Program program = parsed(c.csv);
+    REQUIRE_FALSE(ppsim::validate_program(program).has_value());
+    const auto problem = ppsim::validate_comm_actions(program);
+    REQUIRE(problem.has_value());
+    CHECK(problem->message == c.message);
+    CHECK(problem->where.has_value());
+  }
+}
+
+TEST_CASE("A receive that can never be satisfied is a deadlock that names it", "[lowered]") {
+  // Device 0 waits for 1B0's gradient before sending 0F1; device 1 waits for 0F1 before 1B0.
+  const Program cycle = parsed("0F0,0SEND_F0,0RECV_B0,0F1,0SEND_F1,0B0,0RECV_B1,0B1\n"
+                               "1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n");
+  ppsim::Engine engine;
+  const ppsim::SimulationOutcome outcome = engine.run(cycle, ppsim::UniformCostModel(ppsim::UniformCosts{}));
+  REQUIRE(outcome.deadlock.has_value());
+  CHECK(outcome.deadlock->summary() ==
+        "deadlock: device 0 at step 1 (0F1) waits for the message of 0RECV_B0 (a receive blocks until its message "
+        "arrives); device 1 at step 1 (1F1) waits for the message of 1RECV_F1 (a receive blocks until its message "
+        "arrives)");
+}
