@@ -153,6 +153,12 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   gates_.clear();
   deferred_sends_.clear();
   if (!program.comms.empty()) prepare_comms(program);
+  // Nothing to wait at or defer (receives as torch runs them, sends right after their ops): the
+  // loop then skips both tests.
+  if (std::all_of(gates_.begin(), gates_.end(), [](const auto& gates) { return gates.empty(); })) gates_.clear();
+  if (std::all_of(deferred_sends_.begin(), deferred_sends_.end(), [](const auto& sends) { return sends.empty(); })) {
+    deferred_sends_.clear();
+  }
   events_.reset(index(p));
 
   timeline_ = Timeline{};
@@ -300,6 +306,7 @@ void Engine::prepare_comms(const Program& program) {
       const bool forward = c.op == CommOp::kSendF || c.op == CommOp::kRecvF;
       const std::size_t k = slot(Action{c.stage, Op::kForward, c.microbatch});
       if (is_recv(c.op)) {
+        if (!options_.wait_at_receives) continue;
         gates_[d].push_back(Gate{c.before, forward ? &forward_input_[k] : &backward_input_[k], c});
       } else if (is_send(c.op)) {
         const std::size_t made = (forward ? forward_at : backward_at)[k];

@@ -50,6 +50,10 @@ struct EngineOptions {
   // Result::per_stage (each stage's first forward and last gradient op), for the data-parallel
   // collectives of a transformer study; off, it costs nothing.
   bool record_stage_times = false;
+  // A lowered program's RECVs: false, as torch's runtime runs them (a receive is posted where it
+  // stands and waited for by the op that uses the message, so it never holds the device by
+  // itself); true, the device waits at each RECV until its message has arrived.
+  bool wait_at_receives = false;
 };
 
 // Reuses its state buffers across runs (sweeps); the event loop itself never allocates unless a

@@ -23,7 +23,8 @@ constexpr std::array<SettingInfo, 40> kSettings = {{
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
     {"comm-actions", "--comm-actions", "WHAT",
-     "a lowered schedule file's SEND/RECV actions: honor (default; a device waits at a RECV) or ignore"},
+     "a lowered schedule file's SEND/RECV: honor (default, as torch runs them: a send leaves where it stands, a "
+     "receive is waited for by its op), wait-at-recv (a device waits at each RECV) or ignore (the compute only)"},
     {"p", "-p", "N", "pipeline devices (default 4)"},
     {"m", "-m", "N", "micro-batches per step (default 8)"},
     {"v", "-v", "N", "chunks (stages) per device (default 1)"},
@@ -213,10 +214,11 @@ CommMode comm_from_text(std::string_view text, const std::string& source) {
   fail(source, "must be overlap, blocking or paired, got " + quote(text));
 }
 
-bool comm_actions_from_text(std::string_view text, const std::string& source) {
-  if (text == "honor") return false;
-  if (text == "ignore") return true;
-  fail(source, "must be honor or ignore, got " + quote(text));
+Scenario::CommActions comm_actions_from_text(std::string_view text, const std::string& source) {
+  if (text == "honor") return Scenario::CommActions::kHonor;
+  if (text == "wait-at-recv") return Scenario::CommActions::kWaitAtRecv;
+  if (text == "ignore") return Scenario::CommActions::kIgnore;
+  fail(source, "must be honor, wait-at-recv or ignore, got " + quote(text));
 }
 
 bool costs_per_from_text(std::string_view text, const std::string& source) {
@@ -323,7 +325,7 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
   else if (key == "overlap")
     scenario.overlap = checked(parse_duration(text), source);
   else if (key == "comm-actions")
-    scenario.ignore_comm_actions = comm_actions_from_text(text, source);
+    scenario.comm_actions = comm_actions_from_text(text, source);
   else if (key == "costs-per")
     scenario.costs_per_chunk = costs_per_from_text(text, source);
   else if (key == "latency")

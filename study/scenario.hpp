@@ -2,6 +2,7 @@
 // A what-if study's inputs after defaults, the config file and the flags have been merged.
 // Lists of costs hold either one value for every stage or one value per stage (device, boundary).
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,9 +37,12 @@ struct Scenario {
   // that -v changes how the work is cut, never how much there is. true (--costs-per chunk): each
   // stage's own cost, as written, one value or one per stage (p * v).
   bool costs_per_chunk = false;
-  // A lowered schedule file's SEND/RECV (and FSDP) actions: honoured as ordering points (false, the
-  // default) or dropped, replaying only the compute (--comm-actions ignore).
-  bool ignore_comm_actions = false;
+  // A lowered schedule file's SEND/RECV (and FSDP) actions (--comm-actions): honoured as torch's
+  // runtime runs them (kHonor: a SEND hands its message to the link where it stands, a RECV is
+  // posted and waited for by the op that uses it), with a device waiting at every RECV
+  // (kWaitAtRecv), or dropped, replaying only the compute (kIgnore).
+  enum class CommActions : std::uint8_t { kHonor, kWaitAtRecv, kIgnore };
+  CommActions comm_actions = CommActions::kHonor;
   Duration latency{0};
   Bandwidth bandwidth{};
   CommMode comm = CommMode::kOverlap;  // a transformer study without --comm: engine_comm_mode

@@ -1,11 +1,13 @@
 #include "study/schedule_loader.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 #include "models/json/json_document.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule_file.hpp"
+#include "schedules/torch_lowering.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
 #include "study/errors.hpp"
@@ -115,7 +117,7 @@ Program load_schedule_file(const std::string& path) {
   return std::move(parse.program);
 }
 
-std::string export_schedule(const Scenario& given) {
+std::string export_schedule(const Scenario& given, bool lowered) {
   // A transformer study's m may come from its global batch.
   const Scenario scenario = resolve_transformer_scenario(given);
   if (scenario.schedules.size() != 1) {
@@ -134,6 +136,13 @@ std::string export_schedule(const Scenario& given) {
     if (auto why = info.check(adjusted.params)) throw InputError(constraint_error(scenario, info, *why));
     check_size(adjusted, kStoredProgramLimit);
     program = info.build(adjusted.params);
+  }
+  if (lowered && program.comms.empty()) {
+    try {
+      program = lower_like_torch(program);
+    } catch (const std::runtime_error& error) {
+      throw ScheduleError(std::string(info.name) + ": " + error.what(), format_step_grid(program, {}));
+    }
   }
   return scenario.format == OutputFormat::kJson ? write_schedule_json(program) : write_schedule_csv(program);
 }

@@ -25,7 +25,9 @@ Program load_schedule_file(const std::string& path);
 // document of the wrong shape are InputErrors naming `path`.
 ScheduleFileParse parse_json_schedule(const std::string& path, const std::string& text);
 
-// The scenario's one schedule as CSV (torch's _dump_csv) or, with --format json, JSON.
-std::string export_schedule(const Scenario& scenario);
+// The scenario's one schedule as CSV (torch's _dump_csv) or, with --format json, JSON. `lowered`:
+// in torch's lowered format, with the sends, receives and FSDP actions its lowering passes add
+// (lower_like_torch; a schedule file that is lowered already is written as it is).
+std::string export_schedule(const Scenario& scenario, bool lowered = false);
 
 }  // namespace ppsim

@@ -265,6 +265,7 @@ EngineOptions engine_options(const Scenario& scenario, std::string_view name, co
   EngineOptions options;
   options.comm = engine_comm_mode(scenario, name);
   options.record_timeline = record_timeline;
+  options.wait_at_receives = scenario.comm_actions == Scenario::CommActions::kWaitAtRecv;
   // A transformer study places its data-parallel collectives against each stage's gradients.
   options.record_stage_times = dynamic_cast<const TransformerCostModel*>(&costs) != nullptr;
   return options;
@@ -408,7 +409,7 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
   adjusted.params.v = std::max(1, program.num_stages() / program.num_devices);
   split_costs_over_chunks(adjusted, scenario.schedule_file);
   // torch's lowered dumps: sends and receives are ordering points unless the user asks for the compute only.
-  if (scenario.ignore_comm_actions) program.comms.clear();
+  if (scenario.comm_actions == Scenario::CommActions::kIgnore) program.comms.clear();
   return simulate_program(adjusted, "custom", std::move(program), record_timeline, engine, streamer);
 }
 

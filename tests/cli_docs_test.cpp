@@ -83,7 +83,7 @@ TEST_CASE("the completions offer every command and flag, and the bash one every 
 
 TEST_CASE("every value word the completions offer is one ppsim accepts", "[cli-docs]") {
   const auto docs = ppsim::cli_docs::ppsim_docs("/usr/share/ppsim");
-  REQUIRE(docs.choices.size() == 8);
+  REQUIRE(docs.choices.size() == 9);
   for (const auto& [flag, words] : docs.choices) {
     for (const std::string& word : words) {
       INFO(flag << " " << word);

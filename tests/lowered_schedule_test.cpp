@@ -1,6 +1,7 @@
 // torch.distributed.pipelining's lowered schedules (format "compute_comms", what _dump_csv writes by
-// default): SEND_F/RECV_F/SEND_B/RECV_B are ordering points, UNSHARD/RESHARD/REDUCE_GRAD cost nothing
-// without a model of FSDP. The engine honours them (engine.cpp: gates and deferred sends), and
+// default). As torch's runtime runs them, a SEND hands its message to the link where it stands and a
+// RECV is posted there and waited for by the op that uses the message; with wait_at_receives a device
+// also waits at each RECV. UNSHARD/RESHARD/REDUCE_GRAD cost nothing without a model of FSDP.
 // validate_comm_actions refuses what torch's runtime would refuse.
 #include <catch2/catch.hpp>
 
@@ -12,8 +13,10 @@
 #include "schedules/comm_action.hpp"
 #include "schedules/registry.hpp"
 #include "schedules/schedule_file.hpp"
+#include "schedules/torch_lowering.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
+#include "support/golden.hpp"
 #include "support/same_figures.hpp"
 
 namespace {
@@ -60,13 +63,27 @@ Program lowered_tightly(Program program) {
   return program;
 }
 
-ppsim::Result run(const Program& program, const ppsim::CostModel& costs, ppsim::CommMode comm) {
+ppsim::Result run(const Program& program, const ppsim::CostModel& costs, ppsim::CommMode comm,
+                  bool wait_at_receives = false) {
   ppsim::Engine engine;
   ppsim::EngineOptions options;
   options.comm = comm;
+  options.wait_at_receives = wait_at_receives;
   const ppsim::SimulationOutcome outcome = engine.run(program, costs, options);
   REQUIRE(outcome.result.has_value());
   return *outcome.result;
+}
+
+// Every registry schedule that accepts p and m at its own v, built.
+template <typename Check>
+void for_each_registry_program(int p, int m, Check check) {
+  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
+    if (!info.generated()) continue;
+    const ppsim::ScheduleParams params{p, m, info.default_v};
+    if (info.check(params)) continue;
+    INFO(info.name << " p=" << p << " m=" << m);
+    check(info.build(params));
+  }
 }
 
 Program parsed(const std::string& csv) {
@@ -122,12 +139,7 @@ TEST_CASE("Every registry schedule lowered with each receive right before its us
           "[lowered]") {
   const auto [p, m] = GENERATE(table<int, int>({{2, 4}, {4, 8}, {3, 7}}));
   const ppsim::CommMode comm = GENERATE(ppsim::CommMode::kOverlap, ppsim::CommMode::kBlocking);
-  for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
-    if (!info.generated()) continue;
-    const ppsim::ScheduleParams params{p, m, info.default_v};
-    if (info.check(params)) continue;
-    INFO(info.name << " p=" << p << " m=" << m);
-    const Program program = info.build(params);
+  for_each_registry_program(p, m, [&](const Program& program) {
     const Program lowered = lowered_tightly(program);
     REQUIRE_FALSE(ppsim::validate_comm_actions(lowered).has_value());
     // Written and read back, as a file would be.
@@ -140,10 +152,10 @@ TEST_CASE("Every registry schedule lowered with each receive right before its us
     uniform.activation_bytes = ppsim::ByteCount{1000};
     const ppsim::UniformCostModel costs(uniform);
     ppsim::test::check_same_figures(run(reread, costs, comm), run(program, costs, comm));
-  }
+  });
 }
 
-TEST_CASE("A receive placed before an earlier op holds the device until its message arrives", "[lowered]") {
+TEST_CASE("A receive placed before an earlier op holds the device only when receives are waited at", "[lowered]") {
   // 1F1B order on device 1; device 0 receives 1B0's gradient before it runs 0F1. F = 1, B = 2:
   // 0F0 0-1, 1F0 1-2, 1B0 2-4, 0F1 waits to 4 (compute only: 1-2), so 1F1 runs 5-6, 1B1 6-8, 0B1 8-10.
   const Program early = parsed("0F0,0SEND_F0,0RECV_B0,0F1,0SEND_F1,0B0,0RECV_B1,0B1\n"
@@ -151,8 +163,11 @@ TEST_CASE("A receive placed before an earlier op holds the device until its mess
   const ppsim::UniformCostModel costs(ppsim::UniformCosts{});
   Program compute_only = early;
   compute_only.comms.clear();
-  CHECK(run(early, costs, ppsim::CommMode::kOverlap).makespan == 10);
+  CHECK(run(early, costs, ppsim::CommMode::kOverlap, /*wait_at_receives=*/true).makespan == 10);
   CHECK(run(compute_only, costs, ppsim::CommMode::kOverlap).makespan == 9);
+  // As torch runs it, the receive is only posted there: 0F1 runs at 1, as without it.
+  ppsim::test::check_same_figures(run(early, costs, ppsim::CommMode::kOverlap),
+                                  run(compute_only, costs, ppsim::CommMode::kOverlap));
 }
 
 TEST_CASE("A send placed after a later op hands its message to the link only there", "[lowered]") {
@@ -198,15 +213,88 @@ TEST_CASE("Lowered schedules that torch's runtime would refuse are refused, nami
   }
 }
 
-TEST_CASE("A receive that can never be satisfied is a deadlock that names it", "[lowered]") {
+TEST_CASE("A receive waited at that can never be satisfied is a deadlock that names it", "[lowered]") {
   // Device 0 waits for 1B0's gradient before sending 0F1; device 1 waits for 0F1 before 1B0.
   const Program cycle = parsed("0F0,0SEND_F0,0RECV_B0,0F1,0SEND_F1,0B0,0RECV_B1,0B1\n"
                                "1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1\n");
   ppsim::Engine engine;
-  const ppsim::SimulationOutcome outcome = engine.run(cycle, ppsim::UniformCostModel(ppsim::UniformCosts{}));
+  const ppsim::UniformCostModel costs(ppsim::UniformCosts{});
+  ppsim::EngineOptions waiting;
+  waiting.wait_at_receives = true;
+  const ppsim::SimulationOutcome outcome = engine.run(cycle, costs, waiting);
   REQUIRE(outcome.deadlock.has_value());
   CHECK(outcome.deadlock->summary() ==
         "deadlock: device 0 at step 1 (0F1) waits for the message of 0RECV_B0 (a receive blocks until its message "
         "arrives); device 1 at step 1 (1F1) waits for the message of 1RECV_F1 (a receive blocks until its message "
         "arrives)");
+  // Posted, as torch posts it, the same receive holds nothing up.
+  CHECK(engine.run(cycle, costs).result.has_value());
+}
+
+TEST_CASE("export --lowered lowers as torch does: the hand-lowered GPipe and the golden files, byte for byte",
+          "[lowered]") {
+  const ppsim::Program gpipe = ppsim::find_schedule("gpipe")->build({2, 2, 1});
+  CHECK(ppsim::write_schedule_csv(ppsim::lower_like_torch(gpipe)) == kTorchGpipeP2M2);
+  // Written from torch's lowering rules (schedules/torch_lowering.hpp), p = 4, m = 8.
+  struct Golden {
+    const char* schedule;
+    ppsim::ScheduleParams params;
+    const char* file;
+  };
+  const Golden goldens[] = {
+      {"gpipe", {2, 2, 1}, "gpipe_p2_m2.csv"},
+      {"gpipe", {4, 8, 1}, "gpipe_p4_m8.csv"},
+      {"1f1b", {4, 8, 1}, "1f1b_p4_m8.csv"},
+      {"interleaved-1f1b", {4, 8, 2}, "interleaved-1f1b_p4_m8.csv"},
+      {"zbv", {4, 8, 2}, "zbv_p4_m8.csv"},
+      {"dualpipev", {4, 8, 2}, "dualpipev_p4_m8.csv"},
+  };
+  for (const Golden& golden : goldens) {
+    INFO(golden.file);
+    const ppsim::Program lowered = ppsim::lower_like_torch(ppsim::find_schedule(golden.schedule)->build(golden.params));
+    CHECK(ppsim::write_schedule_csv(lowered) ==
+          ppsim::read_text(std::string(PPSIM_GOLDEN_DIR) + "/lowered/" + golden.file));
+  }
+}
+
+TEST_CASE("Every registry schedule lowered as torch does reads back, is valid, runs as its compute, and no faster "
+          "when receives are waited at",
+          "[lowered]") {
+  const auto [p, m] = GENERATE(table<int, int>({{2, 4}, {4, 8}, {3, 9}, {8, 16}}));
+  const ppsim::CommMode comm = GENERATE(ppsim::CommMode::kOverlap, ppsim::CommMode::kBlocking);
+  for_each_registry_program(p, m, [&](const Program& program) {
+    const Program lowered = ppsim::lower_like_torch(program);
+    CHECK(lowered.actions == program.actions);
+    REQUIRE_FALSE(ppsim::validate_comm_actions(lowered).has_value());
+    const Program reread = parsed(ppsim::write_schedule_csv(lowered));
+    CHECK(reread.comms == lowered.comms);
+    // Every receive right before the op that uses it (its `before` is that op's position)?
+    bool tight = true;
+    for (std::size_t d = 0; d < lowered.comms.size(); ++d) {
+      for (const CommAction& c : lowered.comms[d]) {
+        if (!ppsim::is_recv(c.op)) continue;
+        const auto& list = lowered.actions[d];
+        const bool forward = c.op == CommOp::kRecvF;
+        const std::size_t at = c.before < list.size() && list[c.before].fused_with_next && c.before + 1 < list.size() &&
+                                       !(list[c.before].stage == c.stage && list[c.before].microbatch == c.microbatch &&
+                                         (list[c.before].op == Op::kForward) == forward)
+                                   ? c.before + 1
+                                   : c.before;
+        tight = tight && at < list.size() && list[at].stage == c.stage && list[at].microbatch == c.microbatch &&
+                (forward ? list[at].op == Op::kForward : ppsim::is_backward_input(list[at].op));
+      }
+    }
+    ppsim::UniformCosts uniform;
+    uniform.message_bytes = ppsim::ByteCount{50};
+    uniform.bandwidth = ppsim::Bandwidth{100};
+    uniform.latency = ppsim::Duration{0.25};
+    const ppsim::UniformCostModel costs(uniform);
+    const ppsim::Result compute = run(program, costs, comm);
+    // As torch runs it (each SEND right after its op, receives posted): the compute's own figures.
+    ppsim::test::check_same_figures(run(reread, costs, comm), compute);
+    // Waiting at every receive can only delay, and delays nothing when each sits right before its use.
+    const ppsim::Result waited = run(reread, costs, comm, /*wait_at_receives=*/true);
+    CHECK(waited.makespan >= compute.makespan);
+    if (tight) CHECK(waited.makespan == compute.makespan);
+  });
 }

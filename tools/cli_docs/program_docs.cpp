@@ -34,6 +34,7 @@ CommandDocs ppsim_docs(std::string_view data_dir) {
                   {"--format", {"table", "json", "csv"}},
                   {"--comm", {"overlap", "blocking", "paired"}},
                   {"--costs-per", {"device", "chunk"}},
+                  {"--comm-actions", {"honor", "wait-at-recv", "ignore"}},
                   {"--recompute", {"none", "selective", "full"}},
                   {"--precision", {"bf16", "fp16", "fp8"}}};
   docs.sections.emplace_back("Schedules", schedule_lines);

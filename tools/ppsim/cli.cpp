@@ -281,12 +281,16 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
   }
   ScenarioFlags export_flags;
   std::string export_path;
+  bool export_lowered = false;
   CLI::App* export_command = app.add_subcommand(
       "export", "write a schedule's per-device actions as torch.distributed.pipelining's CSV (or JSON)");
   scenario_flags_for("export", *export_command, export_flags);
   if (plan.registers("export")) {
     export_command->add_option("-o,--output", export_path, "file to write (JSON when it ends in .json); default stdout")
         ->type_name("FILE");
+    export_command->add_flag("--lowered", export_lowered,
+                             "torch's lowered format, as its _dump_csv writes by default: with SEND/RECV, UNSHARD/"
+                             "RESHARD and REDUCE_GRAD as its lowering passes place them");
   }
   ScenarioFlags formula_flags;
   bool check = false;
@@ -339,7 +343,7 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
       Scenario scenario = scenario_from(export_flags, err);
       const bool json_path = export_path.size() >= 5 && export_path.compare(export_path.size() - 5, 5, ".json") == 0;
       if (json_path && scenario.sources.count("format") == 0) scenario.format = OutputFormat::kJson;
-      const std::string text = export_schedule(scenario);
+      const std::string text = export_schedule(scenario, export_lowered);
       if (export_path.empty()) {
         out << text;
       } else {

@@ -88,10 +88,10 @@ std::string formulas(const std::string& settings, bool check) {
   return result.dump();
 }
 
-std::string export_schedule(const std::string& settings) {
+std::string export_schedule(const std::string& settings, bool lowered) {
   ppsim::Scenario scenario = ppsim::scenario_from_settings(parse_settings(settings, "ppsim.export"), "ppsim.export");
   scenario.format = ppsim::OutputFormat::kJson;
-  return ppsim::export_schedule(scenario);
+  return ppsim::export_schedule(scenario, lowered);
 }
 
 std::string check(const std::string& path, double rtol, double atol, const std::vector<std::string>& only) {
@@ -175,7 +175,10 @@ PYBIND11_MODULE(_core, module) {
       },
       "ppsim merge");
   module.def(
-      "export_schedule", [](const std::string& settings) { return released([&] { return export_schedule(settings); }); },
+      "export_schedule",
+      [](const std::string& settings, bool lowered) {
+        return released([&] { return export_schedule(settings, lowered); });
+      },
       "ppsim export --format json");
   module.def(
       "check",

@@ -106,12 +106,13 @@ def formulas(check=False, **settings):
     return json.loads(_core.formulas(_settings_text(settings, "ppsim.formulas"), bool(check)))
 
 
-def export(schedule, p, m, v=None, **settings):
-    """A schedule's per-device actions, as ``ppsim export --format json``."""
+def export(schedule, p, m, v=None, lowered=False, **settings):
+    """A schedule's per-device actions, as ``ppsim export --format json``; with ``lowered``, in
+    torch's lowered format (``ppsim export --lowered``): SEND/RECV and FSDP actions among them."""
     settings.update(schedule=schedule, p=p, m=m)
     if v is not None:
         settings["v"] = v
-    return json.loads(_core.export_schedule(_settings_text(settings, "ppsim.export")))
+    return json.loads(_core.export_schedule(_settings_text(settings, "ppsim.export"), bool(lowered)))
 
 
 def check(baseline, rtol=1e-9, atol=0.0, only=None):
