@@ -114,23 +114,30 @@ TEST_CASE("every message has a flow from its send to the op that receives it, an
   }
 }
 
-TEST_CASE("memory is a counter track per device in bytes and stashed micro-batches", "[trace]") {
+TEST_CASE("memory is two counter tracks per device, bytes and stashed micro-batches, each on its own scale",
+          "[trace]") {
   UniformCosts costs;
   costs.activation_bytes = ByteCount{1000};
   const Report report = simulate_report("gpipe", build_gpipe({2, 3, 1}), costs);
   const Json trace = trace_of({report});
   const auto counters = events_with_phase(trace, "C");
-  REQUIRE(counters.size() == report.result.timeline->memory.size());
+  REQUIRE(counters.size() == 2 * report.result.timeline->memory.size());
   double peak = 0;
+  double peak_stashed = 0;
   std::set<int> pids;
   for (const Json& counter : counters) {
-    CHECK(counter.at("name") == "memory");
     pids.insert(counter.at("pid").get<int>());
-    peak = std::max(peak, counter.at("args").at("bytes").get<double>());
-    CHECK(counter.at("args").contains("stashed"));
+    CHECK(counter.at("args").size() == 1);
+    if (counter.at("name") == "memory bytes") {
+      peak = std::max(peak, counter.at("args").at("bytes").get<double>());
+    } else {
+      CHECK(counter.at("name") == "stashed micro-batches");
+      peak_stashed = std::max(peak_stashed, counter.at("args").at("stashed").get<double>());
+    }
   }
   CHECK(pids == std::set<int>{1, 2});
   CHECK(peak == 3000);
+  CHECK(peak_stashed == 3);
 }
 
 TEST_CASE("the trace carries the configuration and its time unit in otherData", "[trace]") {

@@ -39,7 +39,8 @@ TEST_CASE("the svg of gpipe at p=4, m=8 is well-formed XML with a lane per devic
   CHECK(count_of(svg, "<rect class=\"op ") == report.result.timeline->spans.size());
   CHECK(count_of(svg, "<rect class=\"op f\"") == 32);
   CHECK(count_of(svg, "<rect class=\"op b\"") == 32);
-  CHECK(count_of(svg, "<title>3F7</title>") == 1);
+  // A box's tooltip: its op, device, start, end and length.
+  CHECK(count_of(svg, "<title>3F7 on d3: 10 to 11 time units (1 long)</title>") == 1);
   // Each lane's idle background runs to the schedule's end: idle is visible, not blank.
   CHECK(count_of(svg, "<rect class=\"idle\"") == 4 + 1);  // lanes and the legend's swatch
 }
@@ -48,6 +49,31 @@ TEST_CASE("the svg labels boxes with their micro-batch when the label fits", "[s
   const std::string svg = svg_of(gpipe(4, 8));
   // 1 time unit is 1080/33 px: room for one digit. Each F and B of micro-batch 7 carries a "7".
   CHECK(count_of(svg, ">7</text>") == 8);
+}
+
+TEST_CASE("boxes too narrow for a 10 px label get an 8 px one: at m=64 every backward is numbered", "[svg]") {
+  // 1F1B p=4, m=64: 201 time units over the lane, about 5.4 px a unit. A backward (10.7 px) holds
+  // two digits at 8 px, not at 10; a forward (5.4 px) one digit at 8 px.
+  const std::string svg = svg_of(one_f_one_b(4, 64));
+  for (const int microbatch : {10, 37, 63}) {
+    CHECK(count_of(svg, "<text class=\"mb light tiny\"") >= 1);
+    CHECK(count_of(svg, ">" + std::to_string(microbatch) + "</text>") == 4);  // its B on each device
+  }
+  CHECK(count_of(svg, "<text class=\"mb light tiny\"") == 4 * 54);  // B10..B63 on 4 devices
+}
+
+TEST_CASE("a device's later chunks are drawn in lighter shades, and the legend says so", "[svg]") {
+  // Interleaved 1F1B p=2, m=4, v=2: device 0 holds stages 0 (chunk 0) and 2 (chunk 1).
+  const Report report = simulate_report("interleaved-1f1b", build_interleaved_one_f_one_b({2, 4, 2}));
+  const std::string svg = svg_of(report);
+  REQUIRE_FALSE(xml_error(svg));
+  CHECK(count_of(svg, "<rect class=\"op f\"") == 8);     // stages 0 and 1
+  CHECK(count_of(svg, "<rect class=\"op f c1\"") == 8);  // stages 2 and 3
+  CHECK(count_of(svg, "<rect class=\"op b c1\"") == 8);
+  CHECK(count_of(svg, ">later chunks</text>") == 1);
+  CHECK(count_of(svg, ".ppsim-figure .f.c1{fill:") == 1);
+  // One chunk per device: no shades and no legend item.
+  CHECK(count_of(svg_of(gpipe(4, 8)), "later chunks") == 0);
 }
 
 TEST_CASE("the svg is byte-identical across two runs", "[svg]") {
@@ -117,6 +143,8 @@ TEST_CASE("messages that take time get a lane per link and a bar per message", "
   REQUIRE_FALSE(xml_error(svg));
   CHECK(count_of(svg, "<g class=\"link\"") == 4);  // 0->1, 1->2 and back
   CHECK(count_of(svg, "<rect class=\"flight\" x=") == report.result.timeline->messages.size() + 1);  // + legend
+  // A message's tooltip: its time on the link, its arrival and its size.
+  CHECK(count_of(svg, "<title>0F0 d0 to d1: on the link 1 to 1, arrives 1.5 time units, 0 B</title>") == 1);
   // Free links draw no link lanes: there is nothing to see.
   CHECK(count_of(svg_of(gpipe(3, 2)), "<g class=\"link\"") == 0);
 }

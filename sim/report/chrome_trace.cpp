@@ -106,11 +106,13 @@ class ChromeTraceWriter::Run final : public TimelineSink {
     flush_resolved();
   }
 
+  // Two counter tracks, so that each has its own scale: bytes (GiB) would flatten stash counts.
   void on_memory(const MemorySample& sample) override {
-    memory_.item("{\"name\":\"memory\",\"ph\":\"C\",\"pid\":" + pid(sample.device) +
-                  ",\"tid\":" + std::to_string(kComputeThread) + ",\"ts\":" + ts(sample.time) +
-                  ",\"args\":{\"bytes\":" + std::to_string(sample.bytes) +
-                  ",\"stashed\":" + format_exact(sample.stashed) + "}}");
+    const std::string where = ",\"ph\":\"C\",\"pid\":" + pid(sample.device) + ",\"tid\":" +
+                              std::to_string(kComputeThread) + ",\"ts\":" + ts(sample.time);
+    memory_.item("{\"name\":\"memory bytes\"" + where + ",\"args\":{\"bytes\":" + std::to_string(sample.bytes) + "}}");
+    memory_.item("{\"name\":\"stashed micro-batches\"" + where +
+                  ",\"args\":{\"stashed\":" + format_exact(sample.stashed) + "}}");
   }
 
   // Messages whose receiver never ran (a run that did not finish) keep their send, without arrow.

@@ -33,6 +33,7 @@ constexpr double kMemoryHeight = 100;
 constexpr double kMemoryBottom = 14;
 constexpr double kCharWidth = 6.2;  // an 11 px sans-serif character, for placing legend items
 constexpr double kDigitWidth = 6;   // a 10 px label character, to decide whether a label fits its box
+constexpr double kTinyDigitWidth = 4.8;  // the same at 8 px, for boxes too narrow for 10 px labels
 
 constexpr std::size_t kNumKinds = kNumFigureKinds;
 constexpr std::array<const char*, kNumKinds> kKindClass = {"f", "b", "i", "w", "fb"};
@@ -116,10 +117,41 @@ std::string op_label(const Span& span, bool several_stages) {
   return label;
 }
 
-std::string op_title(const Span& span) {
+// "t" in the figure's unit: "4.5", as the axis numbers it.
+std::string at_time(double time, const TimeUnit& unit) { return format_figure(time * unit.scale); }
+
+// A box's tooltip: the op, where and when it ran and for how long.
+std::string op_title(const Span& span, const TimeUnit& unit) {
   std::string title = to_string(span.action);
   if (span.action.fused_with_next) title += "+" + to_string(span.partner);
-  return title;
+  return title + " on d" + std::to_string(span.device) + ": " + at_time(span.start, unit) + " to " +
+         at_time(span.end, unit) + " " + unit.name + " (" + at_time(span.end - span.start, unit) + " long)";
+}
+
+// A message's tooltip: what it carries, its time on the link and its arrival.
+std::string message_title(const MessageSpan& message, const TimeUnit& unit) {
+  return to_string(message.from) + " d" + std::to_string(message.src) + " to d" + std::to_string(message.dst) +
+         ": on the link " + at_time(message.depart_start, unit) + " to " + at_time(message.depart_end, unit) +
+         ", arrives " + at_time(message.arrival, unit) + " " + unit.name + ", " + format_bytes(message.bytes);
+}
+
+// For v > 1, each stage's chunk on its device (0 for its lowest stage, 1 for the next, ...): later
+// chunks are drawn in lighter shades of their op's colour, so the chunks of one device tell apart.
+std::vector<int> chunk_of_stage(const Program& program) {
+  std::vector<int> chunk(program.stage_device.size(), 0);
+  std::vector<int> seen(static_cast<std::size_t>(std::max(program.num_devices, 0)), 0);
+  for (std::size_t s = 0; s < program.stage_device.size(); ++s) {
+    const auto d = static_cast<std::size_t>(program.stage_device[s]);
+    if (d < seen.size()) chunk[s] = seen[d]++;
+  }
+  return chunk;
+}
+
+// " c1", " c2": the shade class of a chunk (chunks past the third share the third's).
+std::string chunk_class(const std::vector<int>& chunk, const Action& action) {
+  const auto s = static_cast<std::size_t>(action.stage);
+  const int k = s < chunk.size() ? std::min(chunk[s], 2) : 0;
+  return k == 0 ? std::string() : " c" + std::to_string(k);
 }
 
 // Appends `<rect .../>` with attributes in a fixed order.
@@ -203,8 +235,9 @@ void draw_heading(std::string& out, const Report& report, const FigureScale& sca
   (void)scale;
 }
 
-void draw_legend(std::string& out, const FigureDigest& digest, const FigureLayout& layout,
-                 const FigureOptions& options) {
+// `chunked`: boxes of a device's later chunks are drawn lighter (v > 1, one box per op).
+void draw_legend(std::string& out, const FigureDigest& digest, const FigureLayout& layout, const FigureOptions& options,
+                 bool chunked) {
   const std::array<bool, kNumKinds>& present = digest.kinds_present();
   double x = 8;
   const double y = kLegendTop;
@@ -219,6 +252,12 @@ void draw_legend(std::string& out, const FigureDigest& digest, const FigureLayou
     const std::string fill = k == kKindFB ? " fill=\"url(#" + options.id_prefix + "fb)\"" : "";
     rect(swatch, (std::string("key ") + kKindClass[k]).c_str(), x, y, 10, 10, fill);
     item(swatch, kKindLegend[k]);
+  }
+  if (chunked) {
+    std::string shades;
+    rect(shades, "key f", x, y, 5, 10);
+    rect(shades, "key f c1", x + 5, y, 5, 10);
+    item(shades, "later chunks");
   }
   std::string idle;
   rect(idle, "idle", x, y, 10, 10);
@@ -245,6 +284,8 @@ void draw_lanes(std::string& out, const Report& report, const FigureDigest& dige
                 const FigureLayout& layout, const FigureOptions& options) {
   const std::size_t devices = layout.lane_top.size();
   const bool several_stages = report.program.num_stages() > report.program.num_devices;
+  const std::vector<int> chunk = several_stages ? chunk_of_stage(report.program) : std::vector<int>{};
+  const TimeUnit unit = display_time_unit(scale.seconds, scale.time_end);
   const double end_x = figure_x(layout, scale, last_time(report));
   // Lane labels every k-th lane when lanes are too thin for a label each.
   const std::size_t label_every =
@@ -275,12 +316,17 @@ void draw_lanes(std::string& out, const Report& report, const FigureDigest& dige
         const double x0 = figure_x(layout, scale, span->start);
         const double x1 = figure_x(layout, scale, span->end);
         const std::string fill = kind == kKindFB ? " fill=\"url(#" + options.id_prefix + "fb)\"" : "";
-        out += "<rect class=\"op " + std::string(kKindClass[kind]) + "\" x=\"" + fixed(x0) + "\" y=\"" + fixed(top) +
-               "\" width=\"" + fixed(std::max(x1 - x0, 0.0)) + "\" height=\"" + fixed(h) + "\"" + fill + "><title>" +
-               op_title(*span) + "</title></rect>\n";
+        const std::string shade = several_stages && kind != kKindFB ? chunk_class(chunk, span->action) : std::string();
+        out += "<rect class=\"op " + std::string(kKindClass[kind]) + shade + "\" x=\"" + fixed(x0) + "\" y=\"" +
+               fixed(top) + "\" width=\"" + fixed(std::max(x1 - x0, 0.0)) + "\" height=\"" + fixed(h) + "\"" + fill +
+               "><title>" + xml_escape(op_title(*span, unit)) + "</title></rect>\n";
+        // Every box wide enough for its label gets one: at 10 px, else at 8 px (m in the tens or hundreds).
         const std::string label = op_label(*span, several_stages);
-        if (h >= 12 && x1 - x0 >= static_cast<double>(label.size()) * kDigitWidth + 2) {
+        const double chars = static_cast<double>(label.size());
+        if (h >= 12 && x1 - x0 >= chars * kDigitWidth + 2) {
           text(out, kLabelClass[kind], (x0 + x1) / 2, top + h / 2 + 3.5, label);
+        } else if (h >= 9 && x1 - x0 >= chars * kTinyDigitWidth + 0.5) {
+          text(out, (std::string(kLabelClass[kind]) + " tiny").c_str(), (x0 + x1) / 2, top + h / 2 + 3, label);
         }
       }
     }
@@ -311,6 +357,7 @@ void draw_links(std::string& out, const Report& report, const FigureDigest& dige
   }
   std::vector<std::string> bars(layout.links.size());
   const double h = layout.link_height;
+  const TimeUnit unit = display_time_unit(scale.seconds, scale.time_end);
   // One bar per message needs the kept timeline; aggregated lanes come from the digest.
   const std::vector<MessageSpan> none;
   for (const MessageSpan& message : layout.aggregated ? none : report.result.timeline->messages) {
@@ -321,8 +368,7 @@ void draw_links(std::string& out, const Report& report, const FigureDigest& dige
     const double x0 = figure_x(layout, scale, message.depart_start);
     const double x1 = figure_x(layout, scale, message.depart_end);
     const double x2 = figure_x(layout, scale, message.arrival);
-    const std::string title = "<title>" + to_string(message.from) + " d" + std::to_string(message.src) + " to d" +
-                              std::to_string(message.dst) + "</title>";
+    const std::string title = "<title>" + xml_escape(message_title(message, unit)) + "</title>";
     if (x2 > x1) {
       bars[i] += "<rect class=\"flight\" x=\"" + fixed(x1) + "\" y=\"" + fixed(top + h / 4) + "\" width=\"" +
                  fixed(x2 - x1) + "\" height=\"" + fixed(h / 2) + "\">" + title + "</rect>\n";
@@ -535,12 +581,22 @@ std::string figure_style() {
          ".ppsim-figure .small{font-size:9px}\n"
          ".ppsim-figure .mb{font-size:10px;text-anchor:middle;fill:#111}\n"
          ".ppsim-figure .mb.light{fill:#fff}\n"
+         ".ppsim-figure .mb.tiny{font-size:8px}\n"
          ".ppsim-figure .idle{fill:#e8e8e8}\n"
          ".ppsim-figure .op{stroke:#fff;stroke-width:0.5}\n"
          ".ppsim-figure .f{fill:#f28e2b}\n"
          ".ppsim-figure .b{fill:#1f4e8c}\n"
          ".ppsim-figure .i{fill:#3b7dd8}\n"
          ".ppsim-figure .w{fill:#9cc3ec}\n"
+         // A device's later chunks (v > 1) in lighter shades of the same colours.
+         ".ppsim-figure .f.c1{fill:#f7b26a}\n"
+         ".ppsim-figure .f.c2{fill:#fbd3a4}\n"
+         ".ppsim-figure .b.c1{fill:#4d7ab8}\n"
+         ".ppsim-figure .b.c2{fill:#86a8d6}\n"
+         ".ppsim-figure .i.c1{fill:#6fa0e6}\n"
+         ".ppsim-figure .i.c2{fill:#a5c4f0}\n"
+         ".ppsim-figure .w.c1{fill:#bcd7f3}\n"
+         ".ppsim-figure .w.c2{fill:#dbe9f8}\n"
          ".ppsim-figure .phase{stroke:#111;stroke-width:2}\n"
          ".ppsim-figure .axis{stroke:#444;stroke-width:1}\n"
          ".ppsim-figure .grid{stroke:#d8d8d8;stroke-width:1}\n"
@@ -572,7 +628,8 @@ std::string render_svg_figure(const Report& report, const FigureScale& scale, co
   if (!digest) {
     text(out, "caption", 8, kLanesTop + 12, "no timeline recorded");
   } else {
-    draw_legend(out, *digest, layout, options);
+    draw_legend(out, *digest, layout, options,
+                report.program.num_stages() > report.program.num_devices && !layout.aggregated);
     draw_lanes(out, report, *digest, scale, layout, options);
     draw_links(out, report, *digest, scale, layout);
     draw_axis(out, scale, layout, unit);
