@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -315,12 +316,16 @@ std::string memory_chart(const Study& study, const std::vector<PointResult>& poi
   std::string out = "<h2>" + std::string(study.objective == Objective::kTime ? "Speed (1 / step time)" : "Throughput") +
                     " against peak memory</h2>\n";
   double top_memory = 0;
+  double low_memory = std::numeric_limits<double>::infinity();  // the least positive peak
   double top_speed = 0;
   std::optional<std::int64_t> capacity;
   bool one_capacity = true;
   for (const PointResult& point : points) {
     if (!point.run) continue;
     top_memory = std::max(top_memory, static_cast<double>(point.figures.peak_memory_bytes));
+    if (point.figures.peak_memory_bytes > 0) {
+      low_memory = std::min(low_memory, static_cast<double>(point.figures.peak_memory_bytes));
+    }
     top_speed = std::max(top_speed, pareto_speed(study, point));
     if (point.figures.memory_capacity > 0) {
       if (capacity && *capacity != point.figures.memory_capacity) one_capacity = false;
@@ -337,20 +342,42 @@ std::string memory_chart(const Study& study, const std::vector<PointResult>& poi
   if (capacity && one_capacity && (!study.memory_limit || *capacity != *study.memory_limit)) {
     limits.emplace_back(*capacity, "capacity");
   }
-  for (const auto& [bytes, name] : limits) top_memory = std::max(top_memory, static_cast<double>(bytes));
+  for (const auto& [bytes, name] : limits) {
+    top_memory = std::max(top_memory, static_cast<double>(bytes));
+    if (bytes > 0) low_memory = std::min(low_memory, static_cast<double>(bytes));
+  }
   const auto [unit, unit_name] = byte_unit(top_memory);
+  // Peaks that span more than 10x (a sweep over m, recomputation or the schedule's stash) would
+  // crowd the small ones into the left edge on a linear axis: log2 then, by powers of two. Both
+  // axes end just past the data (4 %), so that no chart is half empty.
+  constexpr double kMargin = 1.04;
   Axis x;
-  x.high = nice_ceiling(top_memory / unit) * unit;
+  x.log2 = low_memory > 0 && std::isfinite(low_memory) && top_memory > 10 * low_memory;
+  if (x.log2) {
+    x.low = std::exp2(std::floor(std::log2(low_memory)));
+    x.high = std::exp2(std::ceil(std::log2(top_memory)));
+  } else {
+    x.high = top_memory * kMargin;
+  }
   Axis y;
-  y.high = nice_ceiling(top_speed);
+  y.high = top_speed * kMargin;
 
   std::vector<std::string> labels = schedules;
   labels.push_back("Pareto front");
   const double entry_width = legend_width(labels);
   out += open_chart("memory-chart", schedules.size() + 2, entry_width);
   for (const double tick : axis_ticks(y.high, 5)) out += y_tick(y_of(y, tick), format_figure(tick));
-  for (const double tick : axis_ticks(x.high / unit, 8)) {
-    out += x_tick(x_of(x, tick * unit), fixed(tick) + " " + unit_name);
+  if (x.log2) {
+    const int first = static_cast<int>(std::lround(std::log2(x.low)));
+    const int last = static_cast<int>(std::lround(std::log2(x.high)));
+    const int stride = std::max(1, (last - first + 7) / 8);
+    for (int power = first; power <= last; power += stride) {
+      out += x_tick(x_of(x, std::exp2(power)), format_bytes(static_cast<std::int64_t>(std::exp2(power))));
+    }
+  } else {
+    for (const double tick : axis_ticks(x.high / unit, 8)) {
+      out += x_tick(x_of(x, tick * unit), fixed(tick) + " " + unit_name);
+    }
   }
   std::string speed_name;
   if (study.objective == Objective::kTime) {
@@ -358,7 +385,8 @@ std::string memory_chart(const Study& study, const std::vector<PointResult>& poi
   } else {
     speed_name = study.model ? "tokens per second" : "samples per time unit (m * b / makespan)";
   }
-  out += axis_names("peak memory of the busiest device", speed_name);
+  out += axis_names(x.log2 ? "peak memory of the busiest device (log scale)" : "peak memory of the busiest device",
+                    speed_name);
   for (const auto& [bytes, name] : limits) {
     const double lx = x_of(x, static_cast<double>(bytes));
     out += "<line class=\"limit\" x1=\"" + fixed(lx, 1) + "\" y1=\"" + fixed(kPlotTop) + "\" x2=\"" + fixed(lx, 1) +

@@ -195,3 +195,23 @@ TEST_CASE("an --html path that cannot be written exits 2 with one line and write
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path)) ++entries;
   CHECK(entries == 1);
 }
+
+TEST_CASE("peak memory spanning more than 10x is charted on a log axis by powers of two, a narrow span linearly",
+          "[sweep][html]") {
+  // GPipe stashes all m micro-batches: m = 2..64 spans 32x.
+  const ppsim::Study wide = study_of(R"({"fixed": {"schedule": "gpipe", "p": 2, "activation-bytes": "1 GiB"},
+                                          "axes": {"m": [2, 4, 8, 16, 32, 64]}})");
+  const std::string log_page = ppsim::render_sweep_html(wide, ppsim::run_sweep(wide, {}));
+  REQUIRE_FALSE(xml_error(log_page));
+  CHECK(count_of(log_page, "peak memory of the busiest device (log scale)") == 1);
+  for (const char* tick : {"middle\">2 GiB<", "middle\">8 GiB<", "middle\">64 GiB<"}) {
+    CHECK(count_of(log_page, tick) == 1);  // an x tick (text-anchor middle), not a table cell
+  }
+  // 1F1B stashes min(p, m): 2 GiB at every m, so one linear axis that ends just past it.
+  const ppsim::Study narrow = study_of(R"({"fixed": {"schedule": "1f1b", "p": 2, "activation-bytes": "1 GiB"},
+                                            "axes": {"m": [2, 4, 8]}})");
+  const std::string linear_page = ppsim::render_sweep_html(narrow, ppsim::run_sweep(narrow, {}));
+  CHECK(count_of(linear_page, "(log scale)</text>") == 0);
+  CHECK(count_of(linear_page, "middle\">2 GiB<") == 1);
+  CHECK(count_of(linear_page, "middle\">2.5 GiB<") == 0);  // the axis ends at 2.08 GiB, not at a round 2.5 or 4
+}
