@@ -114,6 +114,29 @@ TEST_CASE("every message has a flow from its send to the op that receives it, an
   }
 }
 
+TEST_CASE("a message's latency is an in-flight slice from leaving the link to its arrival", "[trace]") {
+  const Report report = gpipe_with_latency(3, 2);
+  const Json trace = trace_of({report});
+  const auto begins = events_with_phase(trace, "b");
+  const auto ends = events_with_phase(trace, "e");
+  const auto& messages = report.result.timeline->messages;
+  REQUIRE(begins.size() == messages.size());
+  REQUIRE(ends.size() == messages.size());
+  std::map<long, double> begun;
+  for (const Json& event : begins) {
+    CHECK(event.at("cat") == "flight");
+    begun[event.at("id").get<long>()] = event.at("ts").get<double>();
+  }
+  for (const Json& event : ends) {
+    const long id = event.at("id").get<long>();
+    REQUIRE(begun.count(id) == 1);
+    CHECK(event.at("ts").get<double>() - begun.at(id) == Approx(0.25));  // the latency, in trace µs per unit
+  }
+  CHECK(begins.front().at("name") == "0F0 in flight to d1");
+  // Free links have no latency to draw.
+  CHECK(events_with_phase(trace_of({simulate_report("1f1b", build_one_f_one_b({4, 8, 1}))}), "b").empty());
+}
+
 TEST_CASE("memory is two counter tracks per device, bytes and stashed micro-batches, each on its own scale",
           "[trace]") {
   UniformCosts costs;

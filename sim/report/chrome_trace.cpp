@@ -82,6 +82,16 @@ class ChromeTraceWriter::Run final : public TimelineSink {
                    ",\"dur\":" + ts(message.depart_end - message.depart_start) +
                    ",\"args\":{\"bytes\":" + std::to_string(message.bytes) + ",\"enqueued\":" + ts(message.enqueued) +
                    ",\"arrival\":" + ts(message.arrival) + "}}";
+    // The latency: an async slice from the moment the message has left the link to its arrival,
+    // beside the link's busy slices (async, because one link's messages may be in flight together).
+    if (message.arrival > message.depart_end) {
+      const std::string id = std::to_string(writer_.next_flight_++);
+      const std::string head = "{\"name\":\"" + pending.name + " in flight to d" + std::to_string(message.dst) +
+                               "\",\"cat\":\"flight\",\"id\":" + id + ",\"pid\":" + pid(message.src) + ",\"tid\":" +
+                               link_tid;
+      pending.flight = head + ",\"ph\":\"b\",\"ts\":" + ts(message.depart_end) + "}";
+      pending.landed = head + ",\"ph\":\"e\",\"ts\":" + ts(message.arrival) + "}";
+    }
     // Flows bind to the slice enclosing their time ("bp":"e" for the end), so both ends sit at a
     // slice's midpoint; a send that takes no time (a free link) starts its arrow at the op that
     // produced the data instead.
@@ -136,6 +146,8 @@ class ChromeTraceWriter::Run final : public TimelineSink {
   struct Pending {
     std::string name;
     std::string send;
+    std::string flight;  // the in-flight slice's begin and end, when the link has latency
+    std::string landed;
     int src = 0;
     std::string source_tid;
     double source_time = 0;
@@ -197,6 +209,10 @@ class ChromeTraceWriter::Run final : public TimelineSink {
     while (!pending_.empty() && (pending_.front().resolved || !pending_.front().flows)) {
       const Pending& pending = pending_.front();
       messages_.item(pending.send);
+      if (!pending.flight.empty()) {
+        messages_.item(pending.flight);
+        messages_.item(pending.landed);
+      }
       if (pending.flows && pending.resolved) {
         const std::string id = std::to_string(writer_.next_flow_++);
         messages_.item("{\"name\":\"" + pending.name + "\",\"cat\":\"message\",\"ph\":\"s\",\"id\":" + id +

@@ -40,6 +40,7 @@ class ChromeTraceWriter final : public TimelineStreamer {
   bool seconds_ = false;
   int next_pid_ = 1;
   std::int64_t next_flow_ = 1;
+  std::int64_t next_flight_ = 1;  // ids of the in-flight (latency) async slices
   nlohmann::ordered_json schedules_ = nlohmann::ordered_json::array();
   std::unique_ptr<Run> run_;
 };
