@@ -2,6 +2,7 @@
 // schedule (_PipelineScheduleRuntime._step_microbatches: "Computing ... before receiving input",
 // "Recv twice ..."), checked before the run so that a broken file is exit 3 with the grid, never a hang.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -12,17 +13,17 @@ namespace {
 
 constexpr std::int64_t kAbsent = -1;
 
-// Per (stage, micro-batch): positions of the F and of the B or I on their device, and of each
-// kind of send and receive (kAbsent when there is none).
-struct Positions {
-  std::size_t m = 0;
-  std::vector<std::int64_t> forward, backward;
-  std::vector<std::int64_t> send_f, recv_f, send_b, recv_b;
-  std::vector<int> send_f_device, recv_f_device, send_b_device, recv_b_device;
+// One direction's messages (activations forward, gradients backward), per (stage, micro-batch) of
+// the stage that sends (send, compute) or receives (recv): positions in their devices' lists
+// (kAbsent when there is none) and the devices of the send and the receive.
+struct Messages {
+  std::vector<std::int64_t> compute;  // the F, or the B or I, that makes (and on its peer uses) one
+  std::vector<std::int64_t> send, recv;
+  std::vector<int> send_device, recv_device;
 
-  std::size_t key(std::int32_t stage, std::int32_t microbatch) const {
-    return static_cast<std::size_t>(stage) * m + static_cast<std::size_t>(microbatch);
-  }
+  explicit Messages(std::size_t slots)
+      : compute(slots, kAbsent), send(slots, kAbsent), recv(slots, kAbsent), send_device(slots, -1),
+        recv_device(slots, -1) {}
 };
 
 ScheduleProblem problem(int device, std::size_t step, std::string message) {
@@ -37,19 +38,17 @@ std::optional<ScheduleProblem> validate_comm_actions(const Program& program) {
   if (program.comms.empty()) return std::nullopt;
   const int stages = program.num_stages();
   const int m = program.num_microbatches;
-  Positions at;
-  at.m = static_cast<std::size_t>(m);
-  const std::size_t slots = static_cast<std::size_t>(stages) * at.m;
-  for (auto* list : {&at.forward, &at.backward, &at.send_f, &at.recv_f, &at.send_b, &at.recv_b}) {
-    list->assign(slots, kAbsent);
-  }
-  for (auto* list : {&at.send_f_device, &at.recv_f_device, &at.send_b_device, &at.recv_b_device}) list->assign(slots, -1);
+  const std::size_t slots = static_cast<std::size_t>(stages) * static_cast<std::size_t>(m);
+  auto key = [&](std::int32_t stage, std::int32_t microbatch) {
+    return static_cast<std::size_t>(stage) * static_cast<std::size_t>(m) + static_cast<std::size_t>(microbatch);
+  };
+  std::array<Messages, 2> directions{Messages(slots), Messages(slots)};  // [0] forward, [1] backward
   for (std::size_t d = 0; d < program.actions.size(); ++d) {
     const auto& list = program.actions[d];
     for (std::size_t i = 0; i < list.size(); ++i) {
       const Action& a = list[i];
-      if (a.op == Op::kForward) at.forward[at.key(a.stage, a.microbatch)] = static_cast<std::int64_t>(i);
-      if (is_backward_input(a.op)) at.backward[at.key(a.stage, a.microbatch)] = static_cast<std::int64_t>(i);
+      if (a.op == Op::kForward) directions[0].compute[key(a.stage, a.microbatch)] = static_cast<std::int64_t>(i);
+      if (is_backward_input(a.op)) directions[1].compute[key(a.stage, a.microbatch)] = static_cast<std::int64_t>(i);
     }
   }
   auto device_of = [&](std::int32_t stage) { return program.stage_device[static_cast<std::size_t>(stage)]; };
@@ -89,19 +88,14 @@ std::optional<ScheduleProblem> validate_comm_actions(const Program& program) {
                        name + " moves nothing: stage " + std::to_string(peer) + " is on the same device, which " +
                            "hands it over without a message (torch's lowering adds none)");
       }
-      const std::size_t k = at.key(c.stage, c.microbatch);
-      std::vector<std::int64_t>& seen = c.op == CommOp::kSendF   ? at.send_f
-                                        : c.op == CommOp::kRecvF ? at.recv_f
-                                        : c.op == CommOp::kSendB ? at.send_b
-                                                                 : at.recv_b;
+      const std::size_t k = key(c.stage, c.microbatch);
+      Messages& messages = directions[forward ? 0 : 1];
+      std::vector<std::int64_t>& seen = is_send(c.op) ? messages.send : messages.recv;
       if (seen[k] != kAbsent) return problem(device, c.before, name + " appears twice");
       seen[k] = static_cast<std::int64_t>(c.before);
-      (c.op == CommOp::kSendF   ? at.send_f_device
-       : c.op == CommOp::kRecvF ? at.recv_f_device
-       : c.op == CommOp::kSendB ? at.send_b_device
-                                : at.recv_b_device)[k] = device;
+      (is_send(c.op) ? messages.send_device : messages.recv_device)[k] = device;
       // The compute action that makes (send) or uses (receive) the message, on this device.
-      const std::int64_t compute = (forward ? at.forward : at.backward)[k];
+      const std::int64_t compute = messages.compute[k];
       const std::string op_name =
           forward ? to_string(Action{c.stage, Op::kForward, c.microbatch})
                   : to_string(Action{c.stage, Op::kBackward, c.microbatch}) + " (or " +
@@ -118,43 +112,29 @@ std::optional<ScheduleProblem> validate_comm_actions(const Program& program) {
   // Every message between devices has its send and its receive; each send or receive its partner.
   for (std::int32_t s = 0; s < stages; ++s) {
     for (std::int32_t j = 0; j < m; ++j) {
-      const std::size_t k = at.key(s, j);
-      if (s + 1 < stages && device_of(s + 1) != device_of(s)) {
-        const std::size_t to = at.key(s + 1, j);
-        const CommAction send{0, CommOp::kSendF, s, j};
-        const CommAction recv{0, CommOp::kRecvF, s + 1, j};
-        if (at.send_f[k] == kAbsent) {
-          const int d = at.recv_f_device[to] >= 0 ? at.recv_f_device[to] : device_of(s);
-          const std::size_t step = static_cast<std::size_t>(at.recv_f_device[to] >= 0 ? at.recv_f[to]
-                                                                                       : std::max<std::int64_t>(at.forward[k], 0));
-          return problem(d, step,
-                         "no " + to_string(send) + " on " + on_device(device_of(s)) + " hands " +
-                             to_string(Action{s, Op::kForward, j}) + "'s activation to the link" +
-                             (at.recv_f_device[to] >= 0 ? " that " + to_string(recv) + " waits on" : "") +
+      for (const bool forward : {true, false}) {
+        const std::int32_t peer = forward ? s + 1 : s - 1;
+        if (peer < 0 || peer >= stages || device_of(peer) == device_of(s)) continue;
+        const Messages& messages = directions[forward ? 0 : 1];
+        const std::size_t k = key(s, j);
+        const std::size_t to = key(peer, j);
+        const CommAction send{0, forward ? CommOp::kSendF : CommOp::kSendB, s, j};
+        const CommAction recv{0, forward ? CommOp::kRecvF : CommOp::kRecvB, peer, j};
+        if (messages.send[k] == kAbsent) {
+          const bool received = messages.recv_device[to] >= 0;
+          const std::string what = forward ? to_string(Action{s, Op::kForward, j}) + "'s activation"
+                                           : "stage " + std::to_string(s) + "'s gradient of micro-batch " +
+                                                 std::to_string(j);
+          return problem(received ? messages.recv_device[to] : device_of(s),
+                         static_cast<std::size_t>(received ? messages.recv[to]
+                                                           : std::max<std::int64_t>(messages.compute[k], 0)),
+                         "no " + to_string(send) + " on " + on_device(device_of(s)) + " hands " + what +
+                             " to the link" + (received ? " that " + to_string(recv) + " waits on" : "") +
                              " (a lowered schedule names every send and receive)");
         }
-        if (at.recv_f[to] == kAbsent) {
-          return problem(at.send_f_device[k], static_cast<std::size_t>(at.send_f[k]),
-                         to_string(send) + " has no " + to_string(recv) + " on " + on_device(device_of(s + 1)));
-        }
-      }
-      if (s > 0 && device_of(s - 1) != device_of(s)) {
-        const std::size_t to = at.key(s - 1, j);
-        const CommAction send{0, CommOp::kSendB, s, j};
-        const CommAction recv{0, CommOp::kRecvB, s - 1, j};
-        if (at.send_b[k] == kAbsent) {
-          const int d = at.recv_b_device[to] >= 0 ? at.recv_b_device[to] : device_of(s);
-          const std::size_t step = static_cast<std::size_t>(at.recv_b_device[to] >= 0 ? at.recv_b[to]
-                                                                                       : std::max<std::int64_t>(at.backward[k], 0));
-          return problem(d, step,
-                         "no " + to_string(send) + " on " + on_device(device_of(s)) + " hands stage " +
-                             std::to_string(s) + "'s gradient of micro-batch " + std::to_string(j) + " to the link" +
-                             (at.recv_b_device[to] >= 0 ? " that " + to_string(recv) + " waits on" : "") +
-                             " (a lowered schedule names every send and receive)");
-        }
-        if (at.recv_b[to] == kAbsent) {
-          return problem(at.send_b_device[k], static_cast<std::size_t>(at.send_b[k]),
-                         to_string(send) + " has no " + to_string(recv) + " on " + on_device(device_of(s - 1)));
+        if (messages.recv[to] == kAbsent) {
+          return problem(messages.send_device[k], static_cast<std::size_t>(messages.send[k]),
+                         to_string(send) + " has no " + to_string(recv) + " on " + on_device(device_of(peer)));
         }
       }
     }

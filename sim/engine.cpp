@@ -343,12 +343,9 @@ void Engine::send_deferred(int device, double time, double& released) {
     const bool forward = producer.op == Op::kForward;
     const StageOutput& output = forward ? stage.forward : stage.backward;
     const std::size_t k = slot(producer);
-    Link& target = links_[index(output.link)];  // validate_comm_actions: every SEND crosses devices
-    const Link::Departure departure = target.send(time, output.bytes, output.send_time);
-    const double arrival = departure.end + target.latency;
-    released = std::max(released, departure.end);
-    if (options_.record_timeline) record_message(target, producer, time, departure.start, departure.end, arrival, output.bytes);
-    (forward ? forward_input_[k + index(m_)] : backward_input_[k - index(m_)]) = arrival;
+    const Transmission sent = transmit(output, producer, time, time);  // every SEND crosses devices (validated)
+    released = std::max(released, sent.left);
+    (forward ? forward_input_[k + index(m_)] : backward_input_[k - index(m_)]) = sent.arrival;
     try_start(output.consumer);
   }
 }
@@ -421,6 +418,17 @@ void Engine::record_message(const Link& link, const Action& from, double enqueue
   timeline_.messages.push_back(message);
 }
 
+inline Engine::Transmission Engine::transmit(const StageOutput& output, const Action& from, double time,
+                                             double enqueued) {
+  Link& target = links_[index(output.link)];
+  const Link::Departure departure = target.send(time, output.bytes, output.send_time);
+  const double arrival = departure.end + target.latency;
+  if (options_.record_timeline) {
+    record_message(target, from, enqueued, departure.start, departure.end, arrival, output.bytes);
+  }
+  return {departure.end, arrival};
+}
+
 inline int Engine::complete(const Action& action, double time, int device, double& released, int& deferred) {
   const StageInfo& stage = stages_[index(action.stage)];
   const std::size_t k = slot(action);
@@ -454,7 +462,10 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
   const int consumer = output != nullptr ? output->consumer : -1;
   if (options_.record_timeline && action.op != Op::kForward) record_memory(device, time);
   // A lowered program's SEND further on sends this message (send_deferred).
-  if (done_[k] & (action.op == Op::kForward ? kForwardSendDeferred : kBackwardSendDeferred)) [[unlikely]] return -1;
+  if (!deferred_sends_.empty() &&
+      (done_[k] & (action.op == Op::kForward ? kForwardSendDeferred : kBackwardSendDeferred))) [[unlikely]] {
+    return -1;
+  }
 
   double arrival = time;
   if (link >= 0 && options_.comm == CommMode::kPaired) [[unlikely]] {
@@ -470,14 +481,10 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
     }
   }
   if (link >= 0) {
-    Link& target = links_[index(link)];
-    const Link::Departure departure = target.send(time, output->bytes, output->send_time);
-    arrival = departure.end + target.latency;
+    const Transmission sent = transmit(*output, action, time, time);
+    arrival = sent.arrival;
     // Blocking holds the stream until the message has left; paired until it has arrived.
-    released = std::max(released, options_.comm == CommMode::kPaired ? arrival : departure.end);
-    if (options_.record_timeline) {
-      record_message(target, action, time, departure.start, departure.end, arrival, output->bytes);
-    }
+    released = std::max(released, options_.comm == CommMode::kPaired ? arrival : sent.left);
   }
   if (consumer_slot != nullptr) *consumer_slot = arrival;
   return consumer;
@@ -521,16 +528,9 @@ void Engine::launch_waiting(std::vector<double>& posted, std::vector<std::int32_
   const std::size_t from = forward ? k - index(m_) : k + index(m_);
   const StageInfo& stage = stages_[from / index(m_)];
   const StageOutput& output = forward ? stage.forward : stage.backward;
-  Link& target = links_[index(output.link)];
-  const std::int64_t bytes = output.bytes;
-  const Link::Departure departure = target.send(time, bytes, output.send_time);
-  const double arrival = departure.end + target.latency;
+  const Action producer{static_cast<int>(from / index(m_)), sender_op, static_cast<int>(from % index(m_))};
+  const double arrival = transmit(output, producer, time, waiting_since_[forward ? k : posted.size() + k]).arrival;
   (forward ? forward_input_ : backward_input_)[k] = arrival;
-  if (options_.record_timeline) {
-    const Action producer{static_cast<int>(from / index(m_)), sender_op, static_cast<int>(from % index(m_))};
-    record_message(target, producer, waiting_since_[forward ? k : posted.size() + k], departure.start, departure.end,
-                   arrival, bytes);
-  }
   DeviceState& held = devices_[index(sender)];
   held.free_at = std::max(held.free_at, arrival);
   if (--held.held == 0) {

@@ -161,6 +161,14 @@ class Engine {
   void prepare_comms(const Program& program);
   // Passes the RECVs before the device's pc whose messages have arrived: false while one has not.
   bool pass_gates(int device);
+  // Hands `from`'s output to its link at `time` (the record says it was ready at `enqueued`): when the
+  // message has left the link and when it arrives. Every send goes through here.
+  struct Transmission {
+    double left = 0;
+    double arrival = 0;
+  };
+  [[gnu::always_inline]] inline Transmission transmit(const StageOutput& output, const Action& from, double time,
+                                                      double enqueued);
   // Sends the deferred messages whose SEND the device has reached at `time`.
   void send_deferred(int device, double time, double& released);
   void note_marks(int device, std::size_t position, double start, double end);

@@ -28,6 +28,22 @@ std::string roff_flag(const std::string& name) {
   return escaped;
 }
 
+// Calls check(command, "--flag") for every command of `app` and every long flag it parses, and
+// on_command(command) first for each command.
+template <typename OnCommand, typename Check>
+void for_each_long_flag(const CLI::App& app, OnCommand on_command, Check check) {
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    INFO(command->get_name());
+    on_command(command->get_name());
+    for (const CLI::Option* option : command->get_options()) {
+      for (const std::string& name : option->get_lnames()) {
+        INFO(name);
+        check("--" + name);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("the man page names every command and every flag that ppsim parses", "[cli-docs]") {
@@ -35,17 +51,12 @@ TEST_CASE("the man page names every command and every flag that ppsim parses", "
   ppsim::visit_cli_definition([&](const CLI::App& app) {
     const std::string page = ppsim::cli_docs::man_page(app, ppsim::cli_docs::ppsim_docs("/usr/share/ppsim"));
     CHECK(page.find(".TH PPSIM 1") != std::string::npos);
-    for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
-      INFO(command->get_name());
-      CHECK(page.find(".SS \"ppsim " + command->get_name() + "\"") != std::string::npos);
-      for (const CLI::Option* option : command->get_options()) {
-        for (const std::string& name : option->get_lnames()) {
-          INFO(name);
-          CHECK(page.find("\\fB" + roff_flag("--" + name) + "\\fR") != std::string::npos);
+    for_each_long_flag(
+        app, [&](const std::string& command) { CHECK(page.find(".SS \"ppsim " + command + "\"") != std::string::npos); },
+        [&](const std::string& flag) {
+          CHECK(page.find("\\fB" + roff_flag(flag) + "\\fR") != std::string::npos);
           ++flags;
-        }
-      }
-    }
+        });
   });
   CHECK(flags > 100);  // run, compare, export and formulas each have every scenario flag
 }
@@ -57,17 +68,12 @@ TEST_CASE("the completions offer every command and flag, and the bash one every 
     const std::string zsh = ppsim::cli_docs::zsh_completion(app, docs);
     CHECK(bash.find("complete -o bashdefault -o default -F _ppsim ppsim") != std::string::npos);
     CHECK(zsh.starts_with("#compdef ppsim\n"));
-    for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
-      INFO(command->get_name());
-      CHECK(zsh.find("'" + command->get_name() + ":") != std::string::npos);
-      for (const CLI::Option* option : command->get_options()) {
-        for (const std::string& name : option->get_lnames()) {
-          INFO(name);
-          CHECK(bash.find(" --" + name) != std::string::npos);
-          CHECK(zsh.find("--" + name + "[") != std::string::npos);
-        }
-      }
-    }
+    for_each_long_flag(
+        app, [&](const std::string& command) { CHECK(zsh.find("'" + command + ":") != std::string::npos); },
+        [&](const std::string& flag) {
+          CHECK(bash.find(" " + flag) != std::string::npos);
+          CHECK(zsh.find(flag + "[") != std::string::npos);
+        });
     // -s offers the registry's names, all of them and nothing else.
     const std::string offer = "\"run -s\"|\"run --schedule\")\n      _ppsim_words \"";
     const std::size_t at = bash.find(offer);
