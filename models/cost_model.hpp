@@ -10,6 +10,17 @@
 
 namespace ppsim {
 
+// What torch's FSDP (fully_shard) costs for one stage, for a lowered program's UNSHARD, RESHARD and
+// REDUCE_GRAD (schedules/comm_action.hpp). All zero, the default, is a stage that is not sharded:
+// torch's runtime then skips those actions (`stage_uses_fsdp` in _PipelineScheduleRuntime).
+struct ShardingCosts {
+  double gather_time = 0;             // UNSHARD's all-gather of the stage's parameters
+  double reduce_time = 0;             // REDUCE_GRAD's reduce-scatter of its accumulated gradients
+  std::int64_t parameter_bytes = 0;   // unsharded parameters, held from UNSHARD to RESHARD
+  std::int64_t gradient_bytes = 0;    // unsharded gradients, from the first B or W to REDUCE_GRAD
+  bool any() const { return gather_time != 0 || reduce_time != 0 || parameter_bytes != 0 || gradient_bytes != 0; }
+};
+
 struct LinkParams {
   double latency = 0;                                          // time a message spends after leaving the link
   double bandwidth = std::numeric_limits<double>::infinity();  // bytes per time unit
@@ -32,6 +43,9 @@ class CostModel {
   // Parameters, gradients and optimizer state resident on a device for the whole step.
   virtual std::int64_t static_bytes(int device) const = 0;
   virtual LinkParams link(int src_device, int dst_device) const = 0;
+
+  // FSDP's collectives and unsharded buffers of a stage; by default none (not sharded).
+  virtual ShardingCosts sharding(int /*stage*/) const { return {}; }
 
   // Time of an overlapped forward-and-backward op (OVERLAP_F_B): by default no gain, the sum of its
   // halves; a model may set a shorter time for kernels that really overlap (DualPipe's F&B).

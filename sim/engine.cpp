@@ -152,7 +152,10 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   for (int d = 0; d < p; ++d) prepare_device(d, costs);
   gates_.clear();
   deferred_sends_.clear();
-  if (!program.comms.empty()) prepare_comms(program);
+  sharding_.clear();
+  unsharded_at_.clear();
+  gradients_held_.clear();
+  if (!program.comms.empty()) prepare_comms(program, costs);
   // Nothing to wait at or defer (receives as torch runs them, sends right after their ops): the
   // loop then skips both tests.
   if (std::all_of(gates_.begin(), gates_.end(), [](const auto& gates) { return gates.empty(); })) gates_.clear();
@@ -286,10 +289,21 @@ void Engine::note_marks(int device, std::size_t position, double start, double e
   state.next_mark_pc = state.marks[++state.next_mark];
 }
 
-void Engine::prepare_comms(const Program& program) {
+void Engine::prepare_comms(const Program& program, const CostModel& costs) {
   const std::size_t p = index(program.num_devices);
   gates_.assign(p, {});
   deferred_sends_.assign(p, {});
+  std::vector<ShardingCosts> sharding(index(program.num_stages()));
+  bool sharded = false;
+  for (std::size_t s = 0; s < sharding.size(); ++s) {
+    sharding[s] = costs.sharding(static_cast<int>(s));
+    sharded = sharded || sharding[s].any();
+  }
+  if (sharded) {
+    sharding_ = std::move(sharding);
+    unsharded_at_.assign(sharding_.size(), 0.0);
+    gradients_held_.assign(sharding_.size(), 0);
+  }
   // Where each (stage, micro-batch)'s F and B or I stands in its device's list: a SEND right after
   // its op sends as the op ends, which the engine does anyway; only a later one defers the message.
   std::vector<std::size_t> forward_at(done_.size(), kNoMark);
@@ -314,8 +328,10 @@ void Engine::prepare_comms(const Program& program) {
         done_[k] |= forward ? kForwardSendDeferred : kBackwardSendDeferred;
         const Action producer = program.actions[d][made];
         deferred_sends_[d].push_back(DeferredSend{c.before, producer});
+      } else if (!sharding_.empty() && sharding_[index(c.stage)].any()) {
+        gates_[d].push_back(Gate{c.before, nullptr, c});
       }
-      // UNSHARD, RESHARD and REDUCE_GRAD cost nothing here: ordering points for FSDP only.
+      // UNSHARD, RESHARD and REDUCE_GRAD of a stage that is not sharded cost nothing, as in torch.
     }
     std::stable_sort(deferred_sends_[d].begin(), deferred_sends_[d].end(),
                      [](const DeferredSend& a, const DeferredSend& b) { return a.before < b.before; });
@@ -326,12 +342,71 @@ bool Engine::pass_gates(int device) {
   DeviceState& state = devices_[index(device)];
   const std::vector<Gate>& gates = gates_[index(device)];
   while (state.next_gate < gates.size() && gates[state.next_gate].before <= state.pc) {
-    const double arrival = *gates[state.next_gate].arrival;
-    if (arrival == kUnknown) return false;  // its arrival wakes this device, the receiving stage's
-    state.gate_time = std::max(state.gate_time, arrival);
+    const Gate& gate = gates[state.next_gate];
+    if (gate.arrival == nullptr) {
+      run_sharding_action(device, gate.action);
+    } else {
+      const double arrival = *gate.arrival;
+      if (arrival == kUnknown) return false;  // its arrival wakes this device, the receiving stage's
+      state.gate_time = std::max(state.gate_time, arrival);
+    }
     ++state.next_gate;
   }
   return true;
+}
+
+void Engine::run_sharding_action(int device, const CommAction& action) {
+  DeviceState& state = devices_[index(device)];
+  const std::size_t stage = index(action.stage);
+  const ShardingCosts& costs = sharding_[stage];
+  MemoryTracker& memory = memory_[index(device)];
+  // The device reaches the action when its stream is free and past every earlier gate.
+  const double reached = std::max(state.free_at, state.gate_time);
+  // A step that begins with an all-gather begins there, not at its first op.
+  if (action.before == 0) state.first_reached = std::min(state.first_reached, reached);
+  double sampled = reached;
+  switch (action.op) {
+    case CommOp::kUnshard:
+      state.collective_free = std::max(reached, state.collective_free) + costs.gather_time;
+      unsharded_at_[stage] = state.collective_free;
+      memory.hold(costs.parameter_bytes);  // the all-gather's output is allocated as it is issued
+      break;
+    case CommOp::kReshard:
+      memory.release(costs.parameter_bytes);
+      break;
+    case CommOp::kReduceGrad:
+      state.collective_free = std::max(reached, state.collective_free) + costs.reduce_time;
+      state.gate_time = state.collective_free;
+      sampled = state.collective_free;
+      if (gradients_held_[stage] != 0) memory.release(costs.gradient_bytes);
+      gradients_held_[stage] = 0;
+      break;
+    default:
+      return;
+  }
+  if (options_.record_timeline) record_memory(device, sampled);
+}
+
+double Engine::parameters_ready(const Action& action, const Action* partner) const {
+  const double ready = unsharded_at_[index(action.stage)];
+  return partner == nullptr ? ready : std::max(ready, unsharded_at_[index(partner->stage)]);
+}
+
+void Engine::hold_gradients(int device, const Action& action, const Action* partner) {
+  MemoryTracker& memory = memory_[index(device)];
+  for (const Action* a : {&action, partner}) {
+    if (a == nullptr || a->op == Op::kForward || a->op == Op::kBackwardInput) continue;
+    if (gradients_held_[index(a->stage)] != 0) continue;
+    gradients_held_[index(a->stage)] = 1;
+    memory.hold(sharding_[index(a->stage)].gradient_bytes);
+  }
+  memory.note_held_peak();  // a forward's stash counts beside what is held
+}
+
+void Engine::pass_trailing_gates(int device) {
+  pass_gates(device);  // only FSDP actions can stand after the last op: a RECV comes before its use
+  DeviceFigures& figures = figures_[index(device)];
+  figures.end = std::max(figures.end, devices_[index(device)].gate_time);
 }
 
 void Engine::send_deferred(int device, double time, double& released) {
@@ -386,13 +461,13 @@ void Engine::start_if_ready(int device) {
     cost = costs_->overlap_time(action.stage, partner->op, partner->stage);
     last = state.pc + 1;
   }
-  const double start = std::max(std::max(state.free_at, ready), state.gate_time);
+  double start = std::max(std::max(state.free_at, ready), state.gate_time);
+  if (!sharding_.empty()) [[unlikely]] start = std::max(start, parameters_ready(action, partner));
   const double end = start + cost;
   while (state.next_mark_pc <= last) note_marks(device, state.next_mark_pc, start, end);
-  if (action.op == Op::kForward) {
-    memory_[index(device)].on_forward(stage.activation_bytes);
-    if (options_.record_timeline) record_memory(device, start);
-  }
+  if (action.op == Op::kForward) memory_[index(device)].on_forward(stage.activation_bytes);
+  if (!sharding_.empty()) [[unlikely]] hold_gradients(device, action, partner);
+  if (options_.record_timeline && (action.op == Op::kForward || !sharding_.empty())) record_memory(device, start);
   if (options_.record_timeline) record_span(device, action, partner, start, end);
   state.running = true;
   events_.push(end, static_cast<std::uint32_t>(device));
@@ -506,6 +581,7 @@ inline void Engine::finish_op(double time, int device) {
   state.running = false;
   if (!deferred_sends_.empty()) [[unlikely]] send_deferred(device, time, released);
   state.free_at = options_.comm == CommMode::kOverlap ? time : released;
+  if (!gates_.empty() && state.pc == state.size) [[unlikely]] pass_trailing_gates(device);
   if (options_.comm == CommMode::kPaired) [[unlikely]] {
     state.held = deferred;
     state.running = deferred > 0;  // held in its send until the receivers post
@@ -609,6 +685,11 @@ SimulationOutcome Engine::run(const Program& program, const CostModel& costs, co
 }
 
 Result Engine::summarize() {
+  if (!sharding_.empty()) {
+    for (std::size_t d = 0; d < figures_.size(); ++d) {
+      figures_[d].start = std::min(figures_[d].start, devices_[d].first_reached);
+    }
+  }
   Result result;
   result.p = static_cast<int>(figures_.size());
   result.m = m_;
@@ -639,7 +720,7 @@ Result Engine::summarize() {
     figures.bubble_ratio = result.makespan > 0 ? figures.idle / result.makespan : 0.0;
     figures.peak_stashed = memory_[d].peak_stashed();
     figures.peak_activation_bytes = memory_[d].peak_activation_bytes();
-    figures.peak_memory_bytes = memory_[d].static_bytes() + memory_[d].peak_activation_bytes();
+    figures.peak_memory_bytes = memory_[d].static_bytes() + memory_[d].peak_transient_bytes();
   }
 
   double link_busy = 0;

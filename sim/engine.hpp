@@ -125,15 +125,19 @@ class Engine {
     std::array<std::size_t, 3> phase_first{};  // inclusive; a phase that is empty has first > size
     std::array<std::size_t, 3> phase_last{};
     int held = 0;  // kPaired: sent messages whose receiver has not posted its receive yet
-    // A lowered program (Program::comms): the next RECV to pass, and the latest arrival passed.
+    // A lowered program (Program::comms): the next gate to pass, and the earliest its next op may
+    // start (the latest arrival waited at, or the end of a REDUCE_GRAD the stream waits for).
     std::size_t next_gate = 0;
     double gate_time = 0;
     std::size_t next_send = 0;  // the next deferred SEND
+    double collective_free = 0;  // FSDP's collectives: when the device's collective stream is free
+    double first_reached = __builtin_inf();  // FSDP: when it reached an action before its first op
   };
-  // A lowered program's RECV: the device does not pass it before the message has arrived.
+  // A lowered program's action that the device passes in order: a RECV waited at (it does not pass
+  // before the message has arrived), or an FSDP action of a sharded stage (no arrival).
   struct Gate {
     std::size_t before = 0;          // the compute position it precedes
-    const double* arrival = nullptr;  // the message's arrival (forward_input_ or backward_input_)
+    const double* arrival = nullptr;  // a RECV's message arrival (forward_input_ or backward_input_)
     CommAction action;
   };
   // A lowered program's SEND that is not right after the op making its message: the message leaves
@@ -158,9 +162,25 @@ class Engine {
   }
   void start_if_ready(int device);
   // A lowered program: sets up the gates and deferred sends of its devices.
-  void prepare_comms(const Program& program);
-  // Passes the RECVs before the device's pc whose messages have arrived: false while one has not.
+  void prepare_comms(const Program& program, const CostModel& costs);
+  // Passes the gates before the device's pc: false at a RECV whose message has not arrived.
   bool pass_gates(int device);
+  // UNSHARD, RESHARD or REDUCE_GRAD of a sharded stage, reached by the device (torch's runtime,
+  // _PipelineScheduleRuntime._step_microbatches; FSDP2's fully_shard):
+  // - UNSHARD launches the all-gather (`unshard(async_op=True)`) on the device's collective stream;
+  //   the stage's next op waits for it (`_assert_unsharded`); the unsharded parameters are held.
+  // - RESHARD frees them (`reshard()`), at no cost in time.
+  // - REDUCE_GRAD reduce-scatters the accumulated gradients (stage.perform_reduce_grad: FSDP's
+  //   post_backward), and the compute stream waits for it (_root_post_backward_final_callback, whose
+  //   finalize_backward makes the current stream wait for the reduce-scatter); the gradients go then.
+  // One NCCL stream per process group runs its collectives in issue order: one collective stream.
+  void run_sharding_action(int device, const CommAction& action);
+  // The earliest a compute op (and its overlapped partner) may start: its stages' all-gathers done.
+  double parameters_ready(const Action& action, const Action* partner) const;
+  // The first gradient op (B or W) of a sharded stage allocates its unsharded gradients.
+  void hold_gradients(int device, const Action& action, const Action* partner);
+  // Passes the gates after the device's last op: its end is when the trailing REDUCE_GRADs end.
+  void pass_trailing_gates(int device);
   // Hands `from`'s output to its link at `time` (the record says it was ready at `enqueued`): when the
   // message has left the link and when it arrives. Every send goes through here.
   struct Transmission {
@@ -356,6 +376,10 @@ class Engine {
   std::vector<double> waiting_since_;  // indexed by slot for forward inputs, slots + slot for backward
   std::vector<std::vector<Gate>> gates_;                   // per device; empty unless lowered
   std::vector<std::vector<DeferredSend>> deferred_sends_;  // per device; empty unless lowered
+  // FSDP, per stage; all empty unless a lowered program's FSDP actions act on a sharded stage.
+  std::vector<ShardingCosts> sharding_;
+  std::vector<double> unsharded_at_;  // when the stage's latest all-gather ends
+  std::vector<std::uint8_t> gradients_held_;
   EventQueue events_;
   Timeline timeline_;
   std::vector<std::vector<Slot>> ring_storage_;  // per stage

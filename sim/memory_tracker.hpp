@@ -17,6 +17,7 @@ class MemoryTracker {
     weight_fraction_ = weight_fraction;
     activation_bytes_ = peak_activation_bytes_ = 0;
     stash_units_ = weight_parts_ = 0;
+    held_bytes_ = peak_with_held_ = 0;
     peak_stashed_ = 0;
     stash_bound_ = stash_bound();
   }
@@ -52,10 +53,22 @@ class MemoryTracker {
     }
   }
 
+  // Buffers held beside the stashes for part of the step (FSDP's unsharded parameters and gradients).
+  // The hot path never looks at them: a caller that holds any calls note_held_peak after each
+  // allocation, on_forward included.
+  void hold(std::int64_t bytes) {
+    held_bytes_ += bytes;
+    note_held_peak();
+  }
+  void release(std::int64_t bytes) { held_bytes_ -= bytes; }
+  void note_held_peak() { peak_with_held_ = std::max(peak_with_held_, activation_bytes_ + held_bytes_); }
+
   std::int64_t static_bytes() const { return static_bytes_; }
   std::int64_t activation_bytes() const { return activation_bytes_; }
-  std::int64_t memory_bytes() const { return static_bytes_ + activation_bytes_; }
+  std::int64_t memory_bytes() const { return static_bytes_ + activation_bytes_ + held_bytes_; }
   std::int64_t peak_activation_bytes() const { return peak_activation_bytes_; }
+  // The peak of activations and held buffers together (the activations' own peak when none is held).
+  std::int64_t peak_transient_bytes() const { return std::max(peak_activation_bytes_, peak_with_held_); }
   double stashed() const {
     const std::int64_t full_stashes = stash_units_ - weight_parts_;
     return static_cast<double>(full_stashes) + weight_fraction_ * static_cast<double>(weight_parts_);
@@ -85,6 +98,8 @@ class MemoryTracker {
   std::int64_t peak_activation_bytes_ = 0;
   std::int64_t stash_units_ = 0;  // whole stashes plus weight parts: what F adds and B or W removes
   std::int64_t weight_parts_ = 0;
+  std::int64_t held_bytes_ = 0;
+  std::int64_t peak_with_held_ = 0;
   double peak_stashed_ = 0;
   std::int64_t stash_bound_ = 0;
 };

@@ -33,7 +33,7 @@ struct DeviceFigures {
   double peak_stashed = 0;  // in micro-batch stashes of one stage
   std::int64_t static_bytes = 0;
   std::int64_t peak_activation_bytes = 0;
-  std::int64_t peak_memory_bytes = 0;  // static + peak activations
+  std::int64_t peak_memory_bytes = 0;  // static + peak activations (and FSDP's unsharded buffers held with them)
   std::array<PhaseFigures, 3> phases{};
 };
 

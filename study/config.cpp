@@ -18,7 +18,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 40> kSettings = {{
+constexpr std::array<SettingInfo, 41> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -63,6 +63,9 @@ constexpr std::array<SettingInfo, 40> kSettings = {{
     {"recompute", "--recompute", "MODE", "activation recomputation: none (default), selective or full"},
     {"flash-attention", "--flash-attention", "", "fused attention without s x s tensors (default; --no-flash-attention)"},
     {"distributed-optimizer", "--distributed-optimizer", "", "shard master weights and Adam state over d (ZeRO-1)"},
+    {"fsdp", "--fsdp", "",
+     "stages are torch FSDP2 (fully_shard) modules over d: schedules run lowered as torch does, UNSHARD, RESHARD "
+     "and REDUCE_GRAD cost their all-gathers, reduce-scatters and unsharded buffers"},
     {"precision", "--precision", "P", "GEMM precision: bf16 (default), fp16 or fp8"},
     {"layers-per-stage", "--layers-per-stage", "N[,N...]", "layers of each of the p*v stages (default: even split)"},
     {"overlap-grad-reduce", "--overlap-grad-reduce", "",
@@ -368,6 +371,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.flash_attention = bool_from_text(text, source);
   else if (key == "distributed-optimizer")
     scenario.layout.distributed_optimizer = bool_from_text(text, source);
+  else if (key == "fsdp")
+    scenario.layout.fsdp = bool_from_text(text, source);
   else if (key == "precision")
     scenario.layout.precision = precision_from_text(text, source);
   else if (key == "layers-per-stage")
@@ -451,7 +456,8 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + json_excerpt(value));
       scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
     } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
-               key == "distributed-optimizer" || key == "overlap-grad-reduce" || key == "overlap-param-gather" ||
+               key == "distributed-optimizer" || key == "fsdp" || key == "overlap-grad-reduce" ||
+               key == "overlap-param-gather" ||
                (key == "overlap-p2p-comm" && !value.is_null()) ||
                key == "tp-comm-overlap") {
       if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
@@ -538,6 +544,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["recompute"] = recompute_name(layout.recompute);
     out["flash-attention"] = layout.flash_attention;
     out["distributed-optimizer"] = layout.distributed_optimizer;
+    out["fsdp"] = layout.fsdp;
     out["precision"] = layout.precision;
     out["layers-per-stage"] = layout.layers_per_stage;
     out["overlap-grad-reduce"] = layout.overlap_grad_reduce;

@@ -23,7 +23,7 @@ std::vector<Duration> resolved_weight(const Scenario& scenario) {
 
 bool is_model_setting(std::string_view key) {
   for (std::string_view model_key : {"hardware", "seq", "global-batch", "t", "d", "sequence-parallel",
-                                     "recompute", "flash-attention", "distributed-optimizer", "precision",
+                                     "recompute", "flash-attention", "distributed-optimizer", "fsdp", "precision",
                                      "layers-per-stage", "overlap-grad-reduce", "bucket-size", "overlap-param-gather",
                                      "tp-comm-overlap", "dropout", "workspace",
                                      "overlap-p2p-comm"}) {
@@ -60,7 +60,8 @@ CommMode engine_comm_mode(const Scenario& scenario, std::string_view schedule) {
   // and paired. The other schedules are not Megatron's: their own runtimes (torch.distributed.
   // pipelining, the zero-bubble and DualPipe repositories) issue asynchronous sends and wait only
   // before the op that needs the data, which is the overlap mode.
-  const bool megatron_blocking = schedule == "1f1b";
+  // Under FSDP every schedule runs on torch's runtime, so its sends too are asynchronous.
+  const bool megatron_blocking = schedule == "1f1b" && !scenario.layout.fsdp;
   return scenario.overlap_p2p_comm.value_or(!megatron_blocking) ? CommMode::kOverlap : CommMode::kPaired;
 }
 

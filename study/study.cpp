@@ -7,6 +7,7 @@
 #include "models/uniform_cost_model.hpp"
 #include "schedules/excerpt.hpp"
 #include "schedules/registry.hpp"
+#include "schedules/torch_lowering.hpp"
 #include "schedules/validate.hpp"
 #include "sim/report/time_axis.hpp"
 #include "study/closed_form_point.hpp"
@@ -260,6 +261,20 @@ void check_costs(const Scenario& scenario, const CostModel& costs, const Program
 
 namespace {
 
+// Each device's all-gathers and reduce-scatters of a lowered program under FSDP, in a step.
+void add_fsdp_collectives(TrainingFigures& training, const Program& program, const CostModel& costs) {
+  for (const std::vector<CommAction>& comms : program.comms) {
+    double gather = 0;
+    double reduce = 0;
+    for (const CommAction& action : comms) {
+      if (action.op == CommOp::kUnshard) gather += costs.sharding(action.stage).gather_time;
+      if (action.op == CommOp::kReduceGrad) reduce += costs.sharding(action.stage).reduce_time;
+    }
+    training.fsdp_gather_time = std::max(training.fsdp_gather_time, gather);
+    training.fsdp_reduce_time = std::max(training.fsdp_reduce_time, reduce);
+  }
+}
+
 EngineOptions engine_options(const Scenario& scenario, std::string_view name, const CostModel& costs,
                              bool record_timeline) {
   EngineOptions options;
@@ -304,8 +319,13 @@ Report make_report(const Scenario& scenario, std::string_view name, Program prog
     for (const StageFigures& stage : report.result.per_stage) {
       stage_times.push_back({stage.gradient_start, stage.gradient_end, stage.first_forward});
     }
-    report.training =
-        training_figures(*transformer, report.result.makespan, device_end, peak_activations, stage_times);
+    std::vector<std::int64_t> unsharded;
+    for (const DeviceFigures& device : report.result.per_device) {
+      unsharded.push_back(device.peak_memory_bytes - device.static_bytes - device.peak_activation_bytes);
+    }
+    report.training = training_figures(*transformer, report.result.makespan, device_end, peak_activations,
+                                       stage_times, unsharded);
+    add_fsdp_collectives(*report.training, report.program, *transformer);
     report.memory_capacity = transformer->setup().hardware.memory_capacity;
   }
   return report;
@@ -388,6 +408,19 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
   return report;
 }
 
+// torch's runtime lowers a compute-only schedule before it runs it (lower_like_torch); under FSDP its
+// UNSHARD, RESHARD and REDUCE_GRAD are what cost. A program the lowering cannot take is invalid.
+Program lowered_for_fsdp(const Scenario& scenario, Program program) {
+  std::optional<ScheduleProblem> problem = validate_program(program);
+  if (problem) return program;  // simulate_program reports it with its grid
+  try {
+    return lower_like_torch(program);
+  } catch (const std::runtime_error& error) {
+    throw ScheduleError(scenario.source_of("fsdp") + ": torch's lowering refuses the schedule: " + error.what(),
+                        format_step_grid(program, {}));
+  }
+}
+
 Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, Engine& engine,
                               TimelineStreamer* streamer) {
   if (scenario.schedule_file.empty()) {
@@ -410,6 +443,8 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
   split_costs_over_chunks(adjusted, scenario.schedule_file);
   // torch's lowered dumps: sends and receives are ordering points unless the user asks for the compute only.
   if (scenario.comm_actions == Scenario::CommActions::kIgnore) program.comms.clear();
+  // FSDP runs a compute-only file as torch's _load_csv(format="compute_only") does: lowered first.
+  if (scenario.layout.fsdp && program.comms.empty()) program = lowered_for_fsdp(adjusted, std::move(program));
   return simulate_program(adjusted, "custom", std::move(program), record_timeline, engine, streamer);
 }
 
@@ -423,8 +458,9 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
   record_timeline = record_timeline || streamer != nullptr;
   const Scenario adjusted = scenario_for_schedule(scenario, *info);
   if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(scenario, *info, *why));
-  // The event queue replays a stored program: for timelines and for paired sends.
-  const bool stored = record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired;
+  // The event queue replays a stored program: for timelines, paired sends and FSDP's lowered actions.
+  const bool stored =
+      record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired || adjusted.layout.fsdp;
   check_size(adjusted, streamer != nullptr     ? kStreamedTimelineLimit
                        : record_timeline       ? kTimelineLimit
                        : stored                ? kStoredProgramLimit
@@ -434,7 +470,9 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
     if (std::optional<Report> report = closed_form_report(adjusted, schedule)) return std::move(*report);
   }
   if (!stored) return simulate_generated(adjusted, schedule, *info, engine, /*with_scenario=*/!closed_forms);
-  return simulate_program(adjusted, schedule, info->build(adjusted.params), record_timeline, engine, streamer);
+  Program program = info->build(adjusted.params);
+  if (adjusted.layout.fsdp) program = lowered_for_fsdp(adjusted, std::move(program));
+  return simulate_program(adjusted, schedule, std::move(program), record_timeline, engine, streamer);
 }
 
 }  // namespace

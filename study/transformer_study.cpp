@@ -119,6 +119,18 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
       }
     }
   }
+  if (layout.fsdp && layout.distributed_optimizer) {
+    throw InputError(scenario.source_of("distributed-optimizer") + ": --fsdp shards the optimizer state already; "
+                                                                  "give one of the two");
+  }
+  if (layout.fsdp && layout.precision == "fp8") {
+    throw InputError(scenario.source_of("fsdp") + ": FSDP with fp8 weights (float8 all-gathers) is not modelled; "
+                                                 "use --precision bf16 or fp16");
+  }
+  if (layout.fsdp && scenario.comm_actions == Scenario::CommActions::kIgnore) {
+    throw InputError(scenario.source_of("fsdp") + ": its costs are those of UNSHARD, RESHARD and REDUCE_GRAD, which "
+                                                 "--comm-actions ignore drops");
+  }
   if (layout.overlap_param_gather && !layout.distributed_optimizer) {
     // Megatron asserts the same (arguments.py): only the distributed optimizer gathers parameters.
     throw InputError(scenario.source_of("overlap-param-gather") + ": needs --distributed-optimizer, whose "

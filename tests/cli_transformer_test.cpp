@@ -2,6 +2,7 @@
 // verdict, m from the global batch, preset names against their JSON files, and bad input.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -354,4 +355,86 @@ TEST_CASE("a family name that fits several presets, or none, is refused with the
   const Run none = ppsim_cli({"run", "--model", "mistral-7b", "-p", "4", "-m", "8"});
   CHECK(none.status == ppsim::kExitBadInput);
   CHECK_THAT(none.err, Contains("--model: unknown model 'mistral-7b'"));
+}
+
+TEST_CASE("FSDP runs schedules lowered as torch does, its collectives and unsharded buffers costed",
+          "[cli][transformer][fsdp]") {
+  const ppsim::test::TempDir dir("fsdp");
+  auto json_of = [](std::vector<std::string> args) {
+    args.insert(args.end(), {"--model", "llama3.1-8b", "-p", "4", "-m", "8", "--format", "json"});
+    const Run run = ppsim_cli(args);
+    INFO(run.err);
+    REQUIRE(run.status == ppsim::kExitOk);
+    return nlohmann::json::parse(run.out);
+  };
+  const nlohmann::json sharded = json_of({"run", "-s", "1f1b", "-d", "8", "--fsdp"});
+  const nlohmann::json replicated = json_of({"run", "-s", "1f1b", "-d", "8", "--comm", "overlap"});
+  const nlohmann::json& fsdp = sharded["training"];
+  const nlohmann::json& ddp = replicated["training"];
+  CHECK(fsdp["fsdp"] == true);
+  CHECK(sharded["scenario"]["fsdp"] == true);
+  CHECK(sharded["scenario"]["comm"] == "overlap");  // torch's runtime sends asynchronously
+  CHECK(fsdp["fsdp_gather_time"].get<double>() > 0);
+  CHECK(fsdp["fsdp_reduce_time"].get<double>() > 0);
+  CHECK(fsdp["dp_reduce_time"] == 0);  // REDUCE_GRAD reduces instead of Megatron's buckets
+  CHECK(ddp["fsdp"] == false);
+  CHECK(ddp["fsdp_gather_time"] == 0);
+  // The collectives the compute waits for lengthen the pipeline: the first all-gathers, the last
+  // reduce-scatters at least.
+  CHECK(fsdp["pipeline_time"].get<double>() > ddp["pipeline_time"].get<double>());
+  for (std::size_t d = 0; d < 4; ++d) {
+    INFO("device " << d);
+    const nlohmann::json& f = fsdp["memory"][d];
+    const nlohmann::json& r = ddp["memory"][d];
+    // Resident: fp32 parameters, gradients and Adam's moments over d = 8, against Megatron's bf16
+    // parameters (2 bytes), fp32 gradients (4) and optimizer state (12) unsharded.
+    const double n = r["parameters"].get<double>() / 2;  // parameters of the device
+    CHECK(std::abs(f["parameters"].get<double>() - 4 * n / 8) <= 1);
+    CHECK(std::abs(f["gradients"].get<double>() - 4 * n / 8) <= 1);
+    CHECK(std::abs(f["optimizer"].get<double>() - 8 * n / 8) <= 1);
+    // 1F1B's peak of stashes meets its first backward, which holds the bf16 parameters and the
+    // fp32 accumulated gradients together: 6 bytes a parameter over the stashes' own peak.
+    CHECK(std::abs(f["unsharded"].get<double>() - 6 * n) <= 2);
+    CHECK(f["activations"] == r["activations"]);
+    CHECK(r["unsharded"] == 0);
+  }
+  // On one rank the collectives take no time: the pipeline is the compute's, whatever is held.
+  const nlohmann::json alone = json_of({"run", "-s", "1f1b", "--fsdp"});
+  const nlohmann::json plain = json_of({"run", "-s", "1f1b", "--comm", "overlap"});
+  CHECK(alone["training"]["pipeline_time"] == plain["training"]["pipeline_time"]);
+  CHECK(alone["training"]["fsdp_gather_time"] == 0);
+  // The lowered file torch would dump replays to the same figures as the schedule it came from.
+  const std::string lowered = dir.file("zbv.csv");
+  REQUIRE(ppsim_cli({"export", "-s", "zbv", "-p", "4", "-m", "8", "--lowered", "-o", lowered}).status ==
+          ppsim::kExitOk);
+  const nlohmann::json from_file = json_of({"run", "--schedule-file", lowered, "-d", "8", "--fsdp"});
+  const nlohmann::json from_registry = json_of({"run", "-s", "zbv", "-d", "8", "--fsdp"});
+  CHECK(from_file["makespan"] == from_registry["makespan"]);
+  CHECK(from_file["training"]["memory"] == from_registry["training"]["memory"]);
+  CHECK(from_file["training"]["step_time"] == from_registry["training"]["step_time"]);
+  // The table names the FSDP figures and the unsharded column.
+  const Run table = ppsim_cli({"run", "-s", "1f1b", "--model", "llama3.1-8b", "-p", "4", "-m", "8", "-d", "8", "--fsdp"});
+  REQUIRE(table.status == ppsim::kExitOk);
+  CHECK_THAT(table.out, Contains("\nfsdp_gather_time "));
+  CHECK_THAT(table.out, Contains("activations  unsharded  workspace"));
+}
+
+TEST_CASE("FSDP settings it cannot model are refused, naming the flag", "[cli][transformer][fsdp][errors]") {
+  using Args = std::vector<std::string>;
+  const auto [args, expected] = GENERATE(table<Args, std::string>({
+      {{"run", "--fsdp"}, "ppsim: error: --fsdp: needs --model (a transformer study)\n"},
+      {{"run", "--model", "llama3.1-8b", "--fsdp", "--distributed-optimizer"},
+       "ppsim: error: --distributed-optimizer: --fsdp shards the optimizer state already; give one of the two\n"},
+      {{"run", "--model", "llama3.1-8b", "--fsdp", "--precision", "fp8"},
+       "ppsim: error: --fsdp: FSDP with fp8 weights (float8 all-gathers) is not modelled; use --precision bf16 or "
+       "fp16\n"},
+      {{"run", "--model", "llama3.1-8b", "--fsdp", "--comm-actions", "ignore"},
+       "ppsim: error: --fsdp: its costs are those of UNSHARD, RESHARD and REDUCE_GRAD, which --comm-actions ignore "
+       "drops\n"},
+  }));
+  INFO("args: " << Catch::Detail::stringify(args));
+  const Run run = ppsim_cli(args);
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.out.empty());
+  CHECK(run.err == expected);
 }

@@ -1,7 +1,7 @@
 // torch.distributed.pipelining's lowered schedules (format "compute_comms", what _dump_csv writes by
 // default). As torch's runtime runs them, a SEND hands its message to the link where it stands and a
 // RECV is posted there and waited for by the op that uses the message; with wait_at_receives a device
-// also waits at each RECV. UNSHARD/RESHARD/REDUCE_GRAD cost nothing without a model of FSDP.
+// also waits at each RECV. UNSHARD/RESHARD/REDUCE_GRAD cost only on stages the cost model shards (FSDP).
 // validate_comm_actions refuses what torch's runtime would refuse.
 #include <catch2/catch.hpp>
 
@@ -297,4 +297,82 @@ TEST_CASE("Every registry schedule lowered as torch does reads back, is valid, r
     CHECK(waited.makespan >= compute.makespan);
     if (tight) CHECK(waited.makespan == compute.makespan);
   });
+}
+
+namespace {
+
+// Uniform costs whose stages are sharded as FSDP shards them: each UNSHARD's all-gather takes
+// `gather`, each REDUCE_GRAD's reduce-scatter `reduce`, with `parameters` and `gradients` bytes held.
+class ShardedCosts final : public ppsim::CostModel {
+ public:
+  ShardedCosts(const ppsim::UniformCosts& uniform, ppsim::ShardingCosts sharding)
+      : uniform_(uniform), sharding_(sharding) {}
+  double compute_time(Op op, int stage) const override { return uniform_.compute_time(op, stage); }
+  std::int64_t activation_bytes(int stage) const override { return uniform_.activation_bytes(stage); }
+  std::int64_t weight_stash_bytes(int stage) const override { return uniform_.weight_stash_bytes(stage); }
+  double weight_stash_fraction() const override { return uniform_.weight_stash_fraction(); }
+  std::int64_t message_bytes(int from, int to) const override { return uniform_.message_bytes(from, to); }
+  std::int64_t static_bytes(int device) const override { return uniform_.static_bytes(device); }
+  ppsim::LinkParams link(int src, int dst) const override { return uniform_.link(src, dst); }
+  ppsim::ShardingCosts sharding(int) const override { return sharding_; }
+
+ private:
+  ppsim::UniformCostModel uniform_;
+  ppsim::ShardingCosts sharding_;
+};
+
+}  // namespace
+
+TEST_CASE("FSDP's all-gather delays a sharded stage's first op and its reduce-scatter ends the device's step",
+          "[lowered][fsdp]") {
+  // torch's lowered GPipe, p = 2, m = 2, F = 1, B = 2; all-gathers of 0.5, reduce-scatters of 0.25.
+  // d0: UNSHARD 0-0.5, 0F0 0.5-1.5, 0F1 1.5-2.5; d1: 1F0 1.5-2.5, 1F1 2.5-3.5, 1B0 3.5-5.5, 1B1
+  // 5.5-7.5, REDUCE_GRAD 7.5-7.75; d0: 0B0 5.5-7.5, 0B1 7.5-9.5, REDUCE_GRAD 9.5-9.75. The step
+  // begins with the all-gathers at 0: 9.75, against 9 for the compute alone.
+  const Program program = parsed(kTorchGpipeP2M2);
+  ppsim::UniformCosts uniform;
+  uniform.activation_bytes = ppsim::ByteCount{10};
+  uniform.static_bytes = ppsim::ByteCount{1000};
+  const ShardedCosts costs(uniform, ppsim::ShardingCosts{.gather_time = 0.5,
+                                                         .reduce_time = 0.25,
+                                                         .parameter_bytes = 100,
+                                                         .gradient_bytes = 200});
+  const ppsim::CommMode comm = GENERATE(ppsim::CommMode::kOverlap, ppsim::CommMode::kBlocking);
+  const bool wait_at_receives = GENERATE(false, true);
+  const ppsim::Result result = run(program, costs, comm, wait_at_receives);
+  CHECK(result.makespan == 9.75);
+  REQUIRE(result.per_device.size() == 2);
+  CHECK(result.per_device[0].start == 0);
+  CHECK(result.per_device[0].end == 9.75);
+  CHECK(result.per_device[1].end == 7.75);
+  CHECK(result.per_device[0].busy == 6);  // collectives are not compute
+  // Both micro-batches' stashes (20), the unsharded parameters (100) and, from the first B, the
+  // unsharded gradients (200), over the static 1000.
+  for (const ppsim::DeviceFigures& device : result.per_device) {
+    CHECK(device.peak_activation_bytes == 20);
+    CHECK(device.peak_memory_bytes == 1320);
+  }
+  // The same program on stages that are not sharded: the compute's own figures, as torch skips
+  // the FSDP actions of a module that is not an FSDPModule.
+  Program compute_only = program;
+  compute_only.comms.clear();
+  const ppsim::UniformCostModel plain(uniform);
+  ppsim::test::check_same_figures(run(program, plain, comm, wait_at_receives), run(compute_only, plain, comm));
+}
+
+TEST_CASE("FSDP's collectives queue on one stream: an all-gather waits for the one before it, compute for both",
+          "[lowered][fsdp]") {
+  // One device with two stages, F = 1, B = 2, all-gathers 1, reduce-scatters 3:
+  // UNSHARD0 0-1, UNSHARD1 behind it 1-2; 0F0 1-2 (its gather done); 1F0 2-3; 1B0 3-5;
+  // REDUCE_GRAD1 5-8, which the compute waits for; 0B0 8-10; REDUCE_GRAD0 10-13.
+  const Program program =
+      parsed("0UNSHARD,1UNSHARD,0F0,1F0,1B0,1REDUCE_GRAD,0B0,0REDUCE_GRAD,0RESHARD,1RESHARD\n");
+  REQUIRE(program.num_stages() == 2);
+  REQUIRE_FALSE(ppsim::validate_program(program).has_value());
+  REQUIRE_FALSE(ppsim::validate_comm_actions(program).has_value());
+  const ShardedCosts costs(ppsim::UniformCosts{}, ppsim::ShardingCosts{.gather_time = 1, .reduce_time = 3});
+  const ppsim::Result result = run(program, costs, ppsim::CommMode::kOverlap);
+  CHECK(result.makespan == 13);
+  CHECK(result.per_device[0].busy == 6);
+  CHECK(result.bubble_ratio == Approx(7.0 / 13));
 }

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "models/transformer/fully_sharded.hpp"
+
 namespace ppsim {
 
 double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
@@ -36,6 +38,14 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
   }
   const double optimizer_share = layout.distributed_optimizer ? 1.0 / layout.data_parallel : 1.0;
   for (StaticMemory& device : memory) {
+    if (layout.fsdp) {  // everything sharded over d (fully_sharded.hpp); the unsharded buffers come and go
+      const double shard = device.parameter_count / layout.data_parallel;
+      device.parameters = std::llround(kShardedParameterBytes * shard);
+      device.gradients = std::llround(kShardedGradientBytes * shard);
+      device.optimizer = std::llround(kShardedOptimizerBytes * shard);
+      device.workspace = layout.workspace_bytes;
+      continue;
+    }
     device.parameters =
         std::llround(kParameterBytes * device.parameter_count + kFp8WeightCopyBytes * device.fp8_weight_count);
     device.gradients = std::llround(kGradientBytes * device.parameter_count);

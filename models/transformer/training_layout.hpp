@@ -23,6 +23,10 @@ struct TrainingLayout {
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
   bool distributed_optimizer = false;  // Adam state and master weights sharded over d (ZeRO-1)
+  // torch's FSDP2 (fully_shard) on every stage over d (models/transformer/fully_sharded.hpp): a
+  // lowered schedule's UNSHARD, RESHARD and REDUCE_GRAD cost their collectives and buffers, and
+  // Megatron's data-parallel collectives give way to them.
+  bool fsdp = false;
   std::string precision = "bf16";       // GEMM precision: a key of the profile's dense peaks
   // Layers of each stage (p * v entries); empty: as even as possible, the remainder on the first
   // stages.

@@ -44,6 +44,13 @@ double dp_reduce_time(const TransformerSetup& setup, double parameter_count) {
 
 double optimizer_step_time(const TransformerSetup& setup, double parameter_count, double fp8_weight_count) {
   const TrainingLayout& layout = setup.layout;
+  if (layout.fsdp) {
+    // FSDP2's optimizer steps on its fp32 shards (fully_sharded.hpp): the gradient norm reads the
+    // gradients (4 bytes), Adam reads gradient, parameter, m and v (16) and writes the last three
+    // (12); no bf16 copy to write, as the next UNSHARD casts while it gathers.
+    const double shard = parameter_count / layout.data_parallel;
+    return setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(28 * shard);
+  }
   const double shard = layout.distributed_optimizer ? parameter_count / layout.data_parallel : parameter_count;
   // Gradient norm for clipping: read the fp32 gradients once. Fused Adam: read the fp32 gradient,
   // master weight, m and v (16 bytes), write master, m and v (12) and the bf16 weight (2): 30 bytes.
@@ -62,7 +69,8 @@ double optimizer_step_time(const TransformerSetup& setup, double parameter_count
 TrainingFigures training_figures(const TransformerCostModel& model, double makespan,
                                  std::span<const double> device_end,
                                  std::span<const std::int64_t> peak_activation_bytes,
-                                 const std::vector<StageTimes>& stage_times) {
+                                 const std::vector<StageTimes>& stage_times,
+                                 std::span<const std::int64_t> unsharded_bytes) {
   const TransformerSetup& setup = model.setup();
   const TrainingLayout& layout = setup.layout;
   TrainingFigures figures;
@@ -72,6 +80,7 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
   figures.global_batch = layout.global_batch;
   figures.tokens_per_step = layout.global_batch * layout.seq;
   figures.pipeline_time = makespan;
+  figures.fsdp = layout.fsdp;
 
   // Without the simulation's stage times (a caller that has only the devices' ends), every stage's
   // gradients are taken to complete when its device's last op ends.
@@ -87,7 +96,9 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
   // them (the global gradient norm of clipping is an all-reduce over every rank).
   double reduced = makespan;
   for (std::size_t d = 0; d < device_end.size(); ++d) {
-    DeviceCollectives collectives = device_collectives(model, static_cast<int>(d), device_end[d], stages);
+    // Under FSDP the lowered schedule's REDUCE_GRADs reduce the gradients inside the pipeline's time.
+    DeviceCollectives collectives = layout.fsdp ? DeviceCollectives{.reduce_end = device_end[d]}
+                                                : device_collectives(model, static_cast<int>(d), device_end[d], stages);
     double reduce = 0;
     for (const BucketCollective& bucket : collectives.reduce) reduce += bucket.end - bucket.start;
     figures.dp_reduce_time = std::max(figures.dp_reduce_time, reduce);
@@ -152,8 +163,10 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
                         .gradients = fixed.gradients,
                         .optimizer = fixed.optimizer,
                         .activations = d < peak_activation_bytes.size() ? peak_activation_bytes[d] : 0,
+                        .unsharded = d < unsharded_bytes.size() ? unsharded_bytes[d] : 0,
                         .workspace = fixed.workspace};
-    memory.total = memory.parameters + memory.gradients + memory.optimizer + memory.activations + memory.workspace;
+    memory.total = memory.parameters + memory.gradients + memory.optimizer + memory.activations + memory.unsharded +
+                   memory.workspace;
     memory.fits = memory.total <= figures.memory_capacity;
     figures.fits = figures.fits && memory.fits;
     if (memory.total > most) {

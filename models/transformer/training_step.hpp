@@ -18,6 +18,8 @@ struct DeviceMemory {
   std::int64_t gradients = 0;
   std::int64_t optimizer = 0;
   std::int64_t activations = 0;  // the simulated peak of stashed activations
+  // FSDP: what its unsharded parameters and gradients add to that peak, held beside the stashes
+  std::int64_t unsharded = 0;
   std::int64_t workspace = 0;
   std::int64_t total = 0;
   bool fits = true;
@@ -49,6 +51,11 @@ struct TrainingFigures {
   double optimizer_time = 0;         // longest optimizer step (and parameter all-gather) of any device
   double param_gather_exposed = 0;   // with overlap_param_gather: the next step's forwards waiting
   double embedding_reduce_time = 0;  // tied embeddings: the first and last stage's gradient all-reduce
+  // FSDP (layout.fsdp): the longest total of any device's all-gathers (UNSHARD) and reduce-scatters
+  // (REDUCE_GRAD) in a step; what of them the compute waited for is in pipeline_time.
+  bool fsdp = false;
+  double fsdp_gather_time = 0;
+  double fsdp_reduce_time = 0;
   double step_time = 0;              // seconds per optimizer step
   double tokens_per_second = 0;
   double samples_per_second = 0;
@@ -70,11 +77,13 @@ struct TrainingFigures {
 
 // `device_end[d]` is when device d's last op ends and `peak_activation_bytes[d]` its simulated peak
 // stash, with the pipeline's first op at time 0 and `makespan` its length; `stage_times` (one per
-// stage, or empty) when each stage's gradients complete and its first forward starts.
+// stage, or empty) when each stage's gradients complete and its first forward starts;
+// `unsharded_bytes[d]` (or empty) what FSDP's unsharded buffers add to device d's peak.
 TrainingFigures training_figures(const TransformerCostModel& model, double makespan,
                                  std::span<const double> device_end,
                                  std::span<const std::int64_t> peak_activation_bytes,
-                                 const std::vector<StageTimes>& stage_times = {});
+                                 const std::vector<StageTimes>& stage_times = {},
+                                 std::span<const std::int64_t> unsharded_bytes = {});
 
 // Seconds of one device's data-parallel gradient reduction in one collective: fp32 gradients
 // all-reduced over the d ranks (reduce-scattered with the distributed optimizer).

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/transformer/fully_sharded.hpp"
+
 namespace ppsim {
 namespace {
 
@@ -67,9 +69,20 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
   }
   static_memory_ =
       static_memory_per_device(arch, layout, plan, stage_device_, layout.pipeline);
+  if (layout.fsdp) {
+    for (const StageContents& contents : plan.stages) {
+      const double parameters =
+          stage_parameter_count(arch, contents, layout.tensor_parallel, plan.stages.size() == 1);
+      sharding_.push_back(fully_sharded_stage(setup_, parameters));
+    }
+  }
   const bool sp = layout.sequence_parallel && layout.tensor_parallel > 1;
   message_bytes_ = kActivationBytes * static_cast<double>(layout.tokens_per_microbatch()) *
                    static_cast<double>(arch.hidden) / (sp ? layout.tensor_parallel : 1);
+}
+
+ShardingCosts TransformerCostModel::sharding(int stage) const {
+  return sharding_.empty() ? ShardingCosts{} : sharding_[static_cast<std::size_t>(stage)];
 }
 
 double TransformerCostModel::compute_time(Op op, int stage) const {

@@ -43,6 +43,8 @@ class TransformerCostModel final : public CostModel {
   std::int64_t message_bytes(int from_stage, int to_stage) const override;
   std::int64_t static_bytes(int device) const override;
   LinkParams link(int src_device, int dst_device) const override;
+  // With layout.fsdp, each stage's FSDP2 collectives and buffers (fully_sharded.hpp); none otherwise.
+  ShardingCosts sharding(int stage) const override;
 
   const TransformerSetup& setup() const { return setup_; }
   const std::vector<TransformerStageCosts>& stages() const { return stages_; }
@@ -56,6 +58,7 @@ class TransformerCostModel final : public CostModel {
   std::vector<int> stage_device_;
   std::vector<TransformerStageCosts> stages_;
   std::vector<StaticMemory> static_memory_;
+  std::vector<ShardingCosts> sharding_;  // per stage, with layout.fsdp
   double message_bytes_ = 0;
   double weight_stash_fraction_ = 0;
 };

@@ -53,6 +53,10 @@ void write_training_table(std::ostream& out, const TrainingFigures& training) {
   if (training.embedding_reduce_time > 0) {
     figures.add_row({"embedding_reduce_time", format_figure(training.embedding_reduce_time)});
   }
+  if (training.fsdp) {
+    figures.add_row({"fsdp_gather_time", format_figure(training.fsdp_gather_time)});
+    figures.add_row({"fsdp_reduce_time", format_figure(training.fsdp_reduce_time)});
+  }
   figures.add_row({"step_time", format_figure(training.step_time)});
   figures.add_row({"tokens_per_second", format_figure(training.tokens_per_second)});
   figures.add_row({"samples_per_second", format_figure(training.samples_per_second)});
@@ -79,18 +83,24 @@ void write_training_table(std::ostream& out, const TrainingFigures& training) {
   out << stages.render();
 
   out << "\nmemory per device (GiB)\n";
-  TextTable memory(numbers_after_name(9));
-  memory.add_row(
-      {"device", "parameters", "gradients", "optimizer", "activations", "workspace", "total", "capacity", "fits"});
+  // FSDP's unsharded buffers get a column of their own; without FSDP there are none.
+  std::vector<std::string> heading{"device", "parameters", "gradients", "optimizer", "activations"};
+  if (training.fsdp) heading.push_back("unsharded");
+  heading.insert(heading.end(), {"workspace", "total", "capacity", "fits"});
+  TextTable memory(numbers_after_name(heading.size()));
+  memory.add_row(heading);
   for (std::size_t d : listed_devices(training.memory.size())) {
     if (d == std::string::npos) {
       memory.add_row({"..."});
       continue;
     }
     const DeviceMemory& device = training.memory[d];
-    memory.add_row({"d" + std::to_string(d), gib(device.parameters), gib(device.gradients), gib(device.optimizer),
-                    gib(device.activations), gib(device.workspace), gib(device.total),
-                    gib(training.memory_capacity), device.fits ? "yes" : "NO"});
+    std::vector<std::string> row{"d" + std::to_string(d), gib(device.parameters), gib(device.gradients),
+                                 gib(device.optimizer), gib(device.activations)};
+    if (training.fsdp) row.push_back(gib(device.unsharded));
+    row.insert(row.end(), {gib(device.workspace), gib(device.total), gib(training.memory_capacity),
+                           device.fits ? "yes" : "NO"});
+    memory.add_row(std::move(row));
   }
   out << memory.render();
   out << training.memory_verdict << '\n';
@@ -136,6 +146,9 @@ nlohmann::ordered_json training_to_json(const TrainingFigures& training) {
   out["optimizer_time"] = training.optimizer_time;
   out["param_gather_exposed"] = training.param_gather_exposed;
   out["embedding_reduce_time"] = training.embedding_reduce_time;
+  out["fsdp"] = training.fsdp;
+  out["fsdp_gather_time"] = training.fsdp_gather_time;
+  out["fsdp_reduce_time"] = training.fsdp_reduce_time;
   out["step_time"] = training.step_time;
   out["tokens_per_second"] = training.tokens_per_second;
   out["samples_per_second"] = training.samples_per_second;
@@ -166,6 +179,7 @@ nlohmann::ordered_json training_to_json(const TrainingFigures& training) {
                       {"gradients", device.gradients},
                       {"optimizer", device.optimizer},
                       {"activations", device.activations},
+                      {"unsharded", device.unsharded},
                       {"workspace", device.workspace},
                       {"total", device.total},
                       {"fits", device.fits}});

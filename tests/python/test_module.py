@@ -72,6 +72,15 @@ def test_a_transformer_study_gives_ppsim_runs_step():
     assert result["training"]["step_time"] > result["makespan"] > 0
 
 
+def test_fsdp_runs_as_ppsim_run_fsdp_does():
+    expected = cli_json("run", "-s", "zbv", "--model", "llama3.1-8b", "-p", "4", "-m", "8", "-d", "8", "--fsdp",
+                        "--format", "json")
+    result = ppsim.run(schedule="zbv", model="llama3.1-8b", p=4, m=8, d=8, fsdp=True)
+    assert result == expected
+    assert result["training"]["fsdp_reduce_time"] > 0
+    assert result["training"]["dp_reduce_time"] == 0
+
+
 def test_compare_defaults_to_gpipe_and_1f1b_and_ties_their_bubbles():
     gpipe, one_f_one_b = ppsim.compare(p=4, m=8)
     assert (gpipe["schedule"], one_f_one_b["schedule"]) == ("gpipe", "1f1b")
