@@ -19,8 +19,15 @@ struct Unit {
 };
 
 // Decimal prefixes are powers of 1000, binary ones powers of 1024 (IEC); "b" is bits.
-constexpr std::array<Unit, 6> kTimeUnits = {
-    {{"ns", 1e-9}, {"us", 1e-6}, {"µs", 1e-6}, {"ms", 1e-3}, {"s", 1.0}, {"min", 60.0}}};
+// Hours and days, for failure and training times ("50680 h", "54 d").
+constexpr std::array<Unit, 8> kTimeUnits = {{{"ns", 1e-9},
+                                            {"us", 1e-6},
+                                            {"µs", 1e-6},
+                                            {"ms", 1e-3},
+                                            {"s", 1.0},
+                                            {"min", 60.0},
+                                            {"h", 3600.0},
+                                            {"d", 86400.0}}};
 constexpr std::array<Unit, 9> kByteUnits = {{{"B", 1.0},
                                              {"KB", 1e3},
                                              {"MB", 1e6},

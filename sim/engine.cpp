@@ -78,6 +78,7 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
                             const EngineOptions& options) {
   costs_ = &costs;
   options_ = options;
+  if (options_.noise != nullptr && !options_.noise->any()) options_.noise = nullptr;  // none: no draws
   m_ = m;
   const int stages = static_cast<int>(stage_device.size());
   stages_.assign(index(stages), StageInfo{});
@@ -461,6 +462,8 @@ void Engine::start_if_ready(int device) {
     cost = costs_->overlap_time(action.stage, partner->op, partner->stage);
     last = state.pc + 1;
   }
+  // An overlapped pair draws once, with its backward's variation.
+  if (options_.noise != nullptr) [[unlikely]] cost = noisy_op_time(device, state.pc, partner ? partner->op : action.op, cost);
   double start = std::max(std::max(state.free_at, ready), state.gate_time);
   if (!sharding_.empty()) [[unlikely]] start = std::max(start, parameters_ready(action, partner));
   const double end = start + cost;
@@ -471,6 +474,30 @@ void Engine::start_if_ready(int device) {
   if (options_.record_timeline) record_span(device, action, partner, start, end);
   state.running = true;
   events_.push(end, static_cast<std::uint32_t>(device));
+}
+
+double Engine::noisy_op_time(int device, std::size_t position, Op op, double cost) {
+  const NoiseModel& noise = *options_.noise;
+  const double cv = noise.op_cv[op_index(op)];
+  if (!(cv > 0)) return cost;
+  SplitMix64 stream = noise_stream(noise.seed, noise.sample, static_cast<std::uint64_t>(device), position, 0);
+  const double noisy = cost * noise_factor(stream, noise.distribution, cv);
+  // Busy time was summed from the plain costs before the run: move it, and its phase's, by the draw.
+  DeviceFigures& figures = figures_[index(device)];
+  const DeviceState& state = devices_[index(device)];
+  figures.busy += noisy - cost;
+  for (std::size_t k = 0; k < 3; ++k) {
+    if (state.phase_first[k] <= position && position <= state.phase_last[k]) figures.phases[k].busy += noisy - cost;
+  }
+  return noisy;
+}
+
+double Engine::noise_factor_of_message(const Action& from) const {
+  const NoiseModel& noise = *options_.noise;
+  // Keyed by the message's producer (stage, op, micro-batch), which sends it once.
+  SplitMix64 stream = noise_stream(noise.seed, noise.sample, static_cast<std::uint64_t>(from.stage) | (1ULL << 62),
+                                   static_cast<std::uint64_t>(from.microbatch), static_cast<std::uint64_t>(from.op));
+  return noise_factor(stream, noise.distribution, noise.link_cv);
 }
 
 void Engine::record_span(int device, const Action& action, const Action* partner, double start, double end) {
@@ -496,8 +523,15 @@ void Engine::record_message(const Link& link, const Action& from, double enqueue
 inline Engine::Transmission Engine::transmit(const StageOutput& output, const Action& from, double time,
                                              double enqueued) {
   Link& target = links_[index(output.link)];
-  const Link::Departure departure = target.send(time, output.bytes, output.send_time);
-  const double arrival = departure.end + target.latency;
+  double send_time = output.send_time;
+  double latency = target.latency;
+  if (options_.noise != nullptr && options_.noise->link_cv > 0) [[unlikely]] {
+    const double factor = noise_factor_of_message(from);
+    send_time *= factor;
+    latency *= factor;
+  }
+  const Link::Departure departure = target.send(time, output.bytes, send_time);
+  const double arrival = departure.end + latency;
   if (options_.record_timeline) {
     record_message(target, from, enqueued, departure.start, departure.end, arrival, output.bytes);
   }
@@ -642,7 +676,8 @@ void Engine::post_receives(int device, double time) {
 }
 
 bool Engine::uses_sweep(const EngineOptions& options) const {
-  const bool possible = !options.record_timeline && options.comm != CommMode::kPaired;
+  const bool noisy = options.noise != nullptr && options.noise->any();
+  const bool possible = !options.record_timeline && options.comm != CommMode::kPaired && !noisy;
   if (options.algorithm == EngineAlgorithm::kSweep && !possible) {
     throw std::invalid_argument("Engine::run: the in-order sweep records no timeline and has no paired sends");
   }

@@ -20,6 +20,7 @@
 #include "sim/event_queue.hpp"
 #include "sim/link.hpp"
 #include "sim/memory_tracker.hpp"
+#include "models/noise.hpp"
 #include "sim/result.hpp"
 #include "sim/timeline_sink.hpp"
 
@@ -54,6 +55,9 @@ struct EngineOptions {
   // stands and waited for by the op that uses the message, so it never holds the device by
   // itself); true, the device waits at each RECV until its message has arrived.
   bool wait_at_receives = false;
+  // Kernel and message noise of one Monte-Carlo sample (models/noise.hpp); with any, the event queue
+  // runs, drawing each op's and message's factor as it starts or is sent. Null or none: no noise.
+  const NoiseModel* noise = nullptr;
 };
 
 // Reuses its state buffers across runs (sweeps); the event loop itself never allocates unless a
@@ -202,6 +206,9 @@ class Engine {
   // kPaired: `device` has reached the action at its pc and posts the receives of its inputs (and of
   // its overlapped partner's), releasing the senders that were waiting for them.
   [[gnu::noinline]] void post_receives(int device, double time);
+  // Noise: an op's time (at `position` of `device`, of kind `op`) or a message's, drawn.
+  [[gnu::noinline]] double noisy_op_time(int device, std::size_t position, Op op, double cost);
+  [[gnu::noinline]] double noise_factor_of_message(const Action& from) const;
   void launch_waiting(std::vector<double>& posted, std::vector<std::int32_t>& waiting, std::size_t k, double time,
                       bool forward);
   // Timeline recording stays out of line so the event loop's functions stay small without it.

@@ -14,11 +14,12 @@
 #include "schedules/registry.hpp"
 #include "study/errors.hpp"
 #include "study/preset_family.hpp"
+#include "study/variability_settings.hpp"
 
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 41> kSettings = {{
+constexpr std::array<SettingInfo, 57> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -82,6 +83,30 @@ constexpr std::array<SettingInfo, 41> kSettings = {{
      "pipeline sends asynchronous beside the compute (--comm overlap) instead of Megatron's blocking paired "
      "send and receive (--comm paired); default as Megatron: off for 1f1b, on for interleaved-1f1b and the rest"},
     {"workspace", "--workspace", "B", "memory per device beyond parameters, optimizer and activations (default 2 GiB)"},
+    // Noise and stragglers over Monte-Carlo steps (variability_settings.cpp).
+    {"jitter", "--jitter", "CV|K:CV,...|measured",
+     "compute-op time variation: one coefficient of variation, one per op kind (F:0.03,B:0.05,W:0.05; B "
+     "covers I unless I is given), or measured (the hardware profile's variability table)"},
+    {"jitter-dist", "--jitter-dist", "DIST", "lognormal (default), gamma or normal (truncated at zero)"},
+    {"link-jitter", "--link-jitter", "CV", "message time variation (time on the link and latency alike)"},
+    {"straggler", "--straggler", "D:FACTOR", "device D computes FACTOR times slower in every step (repeatable)",
+     true},
+    {"straggler-prob", "--straggler-prob", "P:FACTOR",
+     "in each sample, each device is FACTOR times slower with probability P"},
+    {"samples", "--samples", "N", "Monte-Carlo steps beside the deterministic one: percentiles, critical path"},
+    {"seed", "--seed", "S", "seed of the samples' random streams (default 0)"},
+    // Failures and checkpoints of a training run (with --model).
+    {"mtbf", "--mtbf", "T", "mean time between failures of one GPU: the reliability figures (with --model)"},
+    {"train-time", "--train-time", "T", "wall time of the training run (or --train-steps)"},
+    {"train-steps", "--train-steps", "N", "steps of the training run (or --train-time)"},
+    {"checkpoint-time", "--checkpoint-time", "T",
+     "blocking time of one checkpoint (default: its bytes over --storage-bandwidth)"},
+    {"storage-bandwidth", "--storage-bandwidth", "R", "checkpoint write rate per GPU (default 2 GB/s)"},
+    {"async-checkpoint", "--async-checkpoint", "",
+     "only the snapshot to host memory blocks; the write overlaps training"},
+    {"checksum", "--checksum", "none|crc32", "checksum the checkpoint at the profile's measured CRC32 rate"},
+    {"restart-time", "--restart-time", "T", "detection, restart and reload after a failure (default 10 min)"},
+    {"checkpoint-every", "--checkpoint-every", "auto|N", "steps between checkpoints (default auto: Daly's optimum)"},
 }};
 
 [[noreturn]] void fail(const std::string& source, const std::string& what) { throw InputError(source + ": " + what); }
@@ -391,7 +416,7 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.overlap_p2p_comm = bool_from_text(text, source);
   else if (key == "workspace")
     scenario.layout.workspace_bytes = checked(parse_bytes(text), source).value;
-  else
+  else if (!apply_variability_text(key, text, source, scenario))
     fail(source, "unknown setting");
 }
 
@@ -485,6 +510,7 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
     } else if (key == "workspace") {
       scenario.layout.workspace_bytes =
           element_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size").value;
+    } else if (apply_variability_json(key, value, source, scenario)) {
     } else {  // comm, format, schedule-file, model, hardware, recompute, precision: strings
       if (!value.is_string()) fail(source, "must be a string, got " + json_excerpt(value));
       apply_setting_text(key, value.get<std::string>(), source, scenario);
@@ -565,6 +591,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["overlap-p2p-comm"] =
         scenario.overlap_p2p_comm ? nlohmann::ordered_json(*scenario.overlap_p2p_comm) : nlohmann::ordered_json(nullptr);
     out["comm"] = comm_mode_name(scenario.comm);
+    variability_to_json(scenario, out);
     return out;
   }
   out["forward"] = numbers(scenario.forward);
@@ -584,6 +611,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
   out["static-bytes"] = numbers(scenario.static_bytes);
   out["weight-stash-fraction"] = scenario.weight_stash_fraction;
   out["comm"] = comm_mode_name(scenario.comm);
+  variability_to_json(scenario, out);
   return out;
 }
 

@@ -16,6 +16,7 @@ struct SettingInfo {
   std::string_view flag;        // how the command line spells it, e.g. "-p" or "--forward"
   std::string_view value_name;  // for --help
   std::string_view help;
+  bool repeatable = false;  // a flag given several times joins its values with commas
 };
 
 std::span<const SettingInfo> scenario_settings();

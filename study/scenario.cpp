@@ -1,5 +1,7 @@
 #include "study/scenario.hpp"
 
+#include "study/variability_settings.hpp"
+
 namespace ppsim {
 
 Scenario default_study() {
@@ -29,7 +31,7 @@ bool is_model_setting(std::string_view key) {
                                      "overlap-p2p-comm"}) {
     if (key == model_key) return true;
   }
-  return false;
+  return is_failure_setting(key);
 }
 
 bool is_cost_setting(std::string_view key) {

@@ -16,6 +16,7 @@
 #include "models/units.hpp"
 #include "schedules/program.hpp"
 #include "sim/engine.hpp"
+#include "models/noise.hpp"
 #include "sim/report/reporter.hpp"
 
 namespace ppsim {
@@ -59,6 +60,29 @@ struct Scenario {
   std::shared_ptr<const Architecture> resolved_model;
   std::shared_ptr<const HardwareProfile> resolved_hardware;
   bool timeline = false;
+
+  // Noise, stragglers and Monte-Carlo steps (README, "Noise, stragglers and failures").
+  NoiseModel noise;             // per op kind and link variation, distribution; seed and sample per run
+  bool jitter_measured = false;  // --jitter measured: the hardware profile's variability table
+  std::vector<std::pair<int, double>> stragglers;  // --straggler D:FACTOR: device d always slower
+  double straggler_probability = 0;                // --straggler-prob P:FACTOR: each sample, each device
+  double straggler_factor = 1;
+  std::int64_t samples = 0;  // --samples N: N independent steps beside the deterministic one; 0: none
+  std::uint64_t seed = 0;
+
+  // Failures and checkpoints of a whole training run (with a model; models/reliability/).
+  struct Failures {
+    std::optional<double> mtbf;  // of one GPU, seconds; unset: no reliability figures
+    std::optional<double> train_time;
+    std::optional<std::int64_t> train_steps;
+    std::optional<double> checkpoint_time;    // unset: the checkpoint's bytes over storage_bandwidth
+    double storage_bandwidth = 2e9;           // bytes/s per GPU; assumed
+    bool async_checkpoint = false;
+    bool checksum_crc32 = false;
+    double restart_time = 600;  // assumed: 10 minutes to detect, reschedule and reload
+    std::optional<std::int64_t> checkpoint_every;  // steps; unset: Daly's optimum
+  };
+  Failures failures;
 
   // Where each setting came from ("--forward" or "cfg.json: $.forward"), so that errors found
   // later (list lengths, W > B) still name the flag or JSON path the user wrote.

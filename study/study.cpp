@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/stage_table_cost_model.hpp"
+#include "models/straggler_cost_model.hpp"
 #include "models/uniform_cost_model.hpp"
 #include "schedules/excerpt.hpp"
 #include "schedules/registry.hpp"
@@ -14,7 +15,10 @@
 #include "study/config.hpp"
 #include "study/errors.hpp"
 #include "study/schedule_loader.hpp"
+#include "study/monte_carlo.hpp"
+#include "study/reliability_study.hpp"
 #include "study/transformer_study.hpp"
+#include "study/variability_settings.hpp"
 
 namespace ppsim {
 namespace {
@@ -144,6 +148,7 @@ void check_size(const Scenario& scenario, const OpLimit& limit) {
 }
 
 void check_scenario(const Scenario& scenario) {
+  check_variability(scenario);
   for (const auto& name : scenario.schedules) {
     if (find_schedule(name) == nullptr) {
       throw InputError(unknown_schedule(scenario, name));
@@ -159,7 +164,32 @@ void check_scenario(const Scenario& scenario) {
   }
 }
 
+namespace {
+
+std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::vector<int>& stage_device);
+
+}  // namespace
+
 std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::vector<int>& stage_device) {
+  std::unique_ptr<CostModel> base = base_cost_model(scenario, stage_device);
+  if (scenario.stragglers.empty()) return base;
+  // --straggler D:FACTOR: device d's compute is that much slower in every step, the samples' too.
+  const int devices = stage_device.empty() ? 0 : *std::max_element(stage_device.begin(), stage_device.end()) + 1;
+  std::vector<double> factors(static_cast<std::size_t>(devices), 1.0);
+  for (const auto& [device, factor] : scenario.stragglers) {
+    if (device >= devices) {
+      throw InputError(scenario.source_of("straggler") + ": device " + std::to_string(device) + " is not one of the " +
+                       std::to_string(devices) + " devices (0 to " + std::to_string(devices - 1) + ")");
+    }
+    factors[static_cast<std::size_t>(device)] *= factor;
+  }
+  const CostModel& model = *base;
+  return std::make_unique<StragglerCostModel>(model, stage_device, std::move(factors), std::move(base));
+}
+
+namespace {
+
+std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::vector<int>& stage_device) {
   if (!scenario.model.empty()) {
     TransformerSetup setup = transformer_setup(scenario);
     const StagePlan plan = plan_stages(setup.arch, static_cast<int>(stage_device.size()), setup.layout.layers_per_stage);
@@ -227,6 +257,8 @@ std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::
   return std::make_unique<StageTableCostModel>(std::move(table));
 }
 
+}  // namespace
+
 namespace {
 
 // Every time the engine will add up is finite and at most kMaxDuration: a model or hardware file
@@ -282,7 +314,7 @@ EngineOptions engine_options(const Scenario& scenario, std::string_view name, co
   options.record_timeline = record_timeline;
   options.wait_at_receives = scenario.comm_actions == Scenario::CommActions::kWaitAtRecv;
   // A transformer study places its data-parallel collectives against each stage's gradients.
-  options.record_stage_times = dynamic_cast<const TransformerCostModel*>(&costs) != nullptr;
+  options.record_stage_times = dynamic_cast<const TransformerCostModel*>(&unwrapped(costs)) != nullptr;
   return options;
 }
 
@@ -308,7 +340,7 @@ Report make_report(const Scenario& scenario, std::string_view name, Program prog
                                                 : nlohmann::ordered_json(options.comm == CommMode::kOverlap);
     }
   }
-  if (const auto* transformer = dynamic_cast<const TransformerCostModel*>(&costs)) {
+  if (const auto* transformer = dynamic_cast<const TransformerCostModel*>(&unwrapped(costs))) {
     std::vector<double> device_end;
     std::vector<std::int64_t> peak_activations;
     for (const DeviceFigures& device : report.result.per_device) {
@@ -329,6 +361,18 @@ Report make_report(const Scenario& scenario, std::string_view name, Program prog
     report.memory_capacity = transformer->setup().hardware.memory_capacity;
   }
   return report;
+}
+
+// --samples and --mtbf: the Monte-Carlo steps of `program` (null: none, a generated run) and the
+// reliability of the run, added to the deterministic step's report.
+void add_samples_and_failures(Report& report, const Scenario& scenario, const Program* program, const CostModel& costs,
+                              const EngineOptions& options) {
+  if (has_samples(scenario) && program != nullptr) report.samples = sample_steps(scenario, *program, costs, options);
+  if (has_failures(scenario) && report.training) {
+    const auto& transformer = dynamic_cast<const TransformerCostModel&>(unwrapped(costs));
+    report.reliability =
+        reliability_report(scenario, transformer, *report.training, report.samples ? &*report.samples : nullptr);
+  }
 }
 
 [[noreturn]] void throw_deadlock(std::string_view name, const Program& program, const Deadlock& deadlock) {
@@ -361,7 +405,9 @@ Report simulate_generated(const Scenario& scenario, std::string_view name, const
     }
     throw_deadlock(name, grid_program, *outcome.deadlock);
   }
-  return make_report(scenario, name, std::move(shape), std::move(*outcome.result), *costs, options, with_scenario);
+  Report report = make_report(scenario, name, std::move(shape), std::move(*outcome.result), *costs, options, with_scenario);
+  add_samples_and_failures(report, scenario, nullptr, *costs, options);
+  return report;
 }
 
 }  // namespace
@@ -398,6 +444,7 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
   if (outcome.deadlock) throw_deadlock(name, program, *outcome.deadlock);
   Result result = std::move(*outcome.result);
   Report report = make_report(scenario, name, std::move(program), std::move(result), *costs, options);
+  add_samples_and_failures(report, scenario, &report.program, *costs, options);
   if (streamer != nullptr) {
     streamer->end(report);
     // What was streamed needs no program any more, and a study of several large runs should not
@@ -459,8 +506,8 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
   const Scenario adjusted = scenario_for_schedule(scenario, *info);
   if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(scenario, *info, *why));
   // The event queue replays a stored program: for timelines, paired sends and FSDP's lowered actions.
-  const bool stored =
-      record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired || adjusted.layout.fsdp;
+  const bool stored = record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired ||
+                      adjusted.layout.fsdp || has_samples(adjusted);
   check_size(adjusted, streamer != nullptr     ? kStreamedTimelineLimit
                        : record_timeline       ? kTimelineLimit
                        : stored                ? kStoredProgramLimit

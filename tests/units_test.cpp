@@ -24,6 +24,8 @@ TEST_CASE("Durations parse with or without a space before the unit, and plain nu
       {"40 ns", 40e-9},
       {"2 s", 2.0},
       {"2 min", 120.0},
+      {"1.5 h", 5400.0},
+      {"54 d", 4665600.0},
       {"3e-3", 3e-3},
       {"1", 1.0},
       {"0", 0.0},
@@ -116,7 +118,7 @@ TEST_CASE("An unknown unit is refused with the list of known units") {
   SECTION("durations") {
     const auto parsed = ppsim::parse_duration("3 parsecs");
     CHECK_FALSE(parsed.ok);
-    CHECK(parsed.error == "'3 parsecs' has unknown unit 'parsecs' (known: ns, us, µs, ms, s, min)");
+    CHECK(parsed.error == "'3 parsecs' has unknown unit 'parsecs' (known: ns, us, µs, ms, s, min, h, d)");
   }
   SECTION("sizes") {
     const auto parsed = ppsim::parse_bytes("2 EiB");

@@ -46,6 +46,12 @@ struct HardwareProfile {
   EfficiencyTable intra_link;  // by bytes of one message
   EfficiencyTable inter_link;  // by bytes of one message
 
+  // Device-to-host copies per GPU (PCIe), bytes/s per direction: what an async checkpoint's snapshot
+  // to host memory runs at; 0 when the profile does not say.
+  double host_bandwidth = 0;
+  // CRC32 over a checkpoint on the host, bytes/s, as ppsim-calibrate measures it; 0: not measured.
+  double crc32_rate = 0;
+
   // Collectives measured inside one node (ppsim-calibrate with NCCL), at most one per operation and
   // group size; empty in the presets, which derive every collective from the link figures.
   std::vector<CollectiveTable> collectives;

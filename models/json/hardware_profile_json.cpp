@@ -92,7 +92,7 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
   const JsonFields fields(json, origin, "$");
   fields.refuse_unknown({"name", "source", "units", "datasheet", "dense_peak_flops", "memory_bandwidth",
                          "memory_capacity", "devices_per_node", "intra_node", "inter_node", "latency", "efficiency",
-                         "efficiency_note", "efficiency_tables", "collectives", "calibration"});
+                         "efficiency_note", "efficiency_tables", "collectives", "calibration", "host_link", "crc32_rate"});
   LoadedProfile loaded;
   HardwareProfile& p = loaded.profile;
   p.name = fields.string("name");
@@ -113,6 +113,12 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
     (inter ? p.inter_node_bandwidth : p.intra_node_bandwidth) = link.positive("bandwidth");
     (inter ? p.inter_node_latency : p.intra_node_latency) = link.positive("latency", /*allow_zero=*/true);
   }
+  if (fields.has("host_link")) {
+    const JsonFields host = fields.object("host_link");
+    host.refuse_unknown({"bandwidth"});
+    p.host_bandwidth = host.positive("bandwidth");
+  }
+  if (fields.has("crc32_rate")) p.crc32_rate = fields.positive("crc32_rate");
   p.latency_assumed = assumed_marker(fields, "latency");
   p.efficiency_assumed = assumed_marker(fields, "efficiency");
   const JsonFields tables = fields.object("efficiency_tables");
@@ -155,6 +161,8 @@ nlohmann::ordered_json hardware_profile_to_json(const HardwareProfile& profile,
   out["devices_per_node"] = profile.devices_per_node;
   out["intra_node"] = {{"bandwidth", profile.intra_node_bandwidth}, {"latency", profile.intra_node_latency}};
   out["inter_node"] = {{"bandwidth", profile.inter_node_bandwidth}, {"latency", profile.inter_node_latency}};
+  if (profile.host_bandwidth > 0) out["host_link"] = {{"bandwidth", profile.host_bandwidth}};
+  if (profile.crc32_rate > 0) out["crc32_rate"] = profile.crc32_rate;
   out["latency"] = profile.latency_assumed ? "assumed" : "measured";
   out["efficiency"] = profile.efficiency_assumed ? "assumed" : "measured";
   nlohmann::ordered_json tables;

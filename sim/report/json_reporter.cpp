@@ -2,6 +2,7 @@
 
 #include "sim/report/streamed_timeline.hpp"
 #include "sim/report/training_report.hpp"
+#include "sim/report/variability_report.hpp"
 
 #include <ostream>
 
@@ -149,6 +150,8 @@ nlohmann::ordered_json report_to_json(const Report& report, const ReportOptions&
   for (const LinkFigures& link : result.per_link) links.push_back(link_json(link));
   object["per_link"] = std::move(links);
   if (report.training) object["training"] = training_to_json(*report.training);
+  if (report.samples) object["samples"] = samples_to_json(*report.samples);
+  if (report.reliability) object["reliability"] = reliability_to_json(*report.reliability);
   if (options.timeline && result.timeline) object["timeline"] = timeline_json(*result.timeline);
   return object;
 }

@@ -7,9 +7,11 @@
 #include <optional>
 #include <string>
 
+#include "models/reliability/checkpointing.hpp"
 #include "models/transformer/training_step.hpp"
 #include "schedules/program.hpp"
 #include "sim/result.hpp"
+#include "sim/sample_statistics.hpp"
 
 namespace ppsim {
 
@@ -37,6 +39,9 @@ struct Report {
   // b, the samples (sequences) one micro-batch holds, as -b gives it (default 1): without a model,
   // throughput is m * b / makespan, so micro-batches of different sizes compare fairly.
   std::int64_t samples_per_microbatch = 1;
+  // --samples: the Monte-Carlo steps' distributions; --mtbf: failures, checkpoints and goodput.
+  std::optional<SampleFigures> samples;
+  std::optional<ReliabilityReport> reliability;
 };
 
 }  // namespace ppsim

@@ -8,6 +8,7 @@
 #include "sim/report/ascii_timeline.hpp"
 #include "sim/report/format.hpp"
 #include "sim/report/training_report.hpp"
+#include "sim/report/variability_report.hpp"
 
 namespace ppsim {
 namespace {
@@ -78,6 +79,14 @@ void write_one(std::ostream& out, const Report& report, const ReportOptions& opt
   out << '\n';
   if (report.training) {
     write_training_table(out, *report.training);
+    out << '\n';
+  }
+  if (report.samples) {
+    write_samples_table(out, *report.samples);
+    out << '\n';
+  }
+  if (report.reliability) {
+    write_reliability_table(out, *report.reliability);
     out << '\n';
   }
   write_device_times(out, result);
@@ -151,6 +160,15 @@ void write_side_by_side(std::ostream& out, std::span<const Report> reports, cons
   if (std::any_of(reports.begin(), reports.end(), [](const Report& r) { return r.training.has_value(); })) {
     out << '\n';
     write_training_side_by_side(out, reports);
+  }
+  if (std::any_of(reports.begin(), reports.end(), [](const Report& r) { return r.samples.has_value(); })) {
+    out << '\n';
+    write_samples_side_by_side(out, reports);
+  }
+  for (const Report& report : reports) {
+    if (!report.reliability) continue;
+    out << '\n' << report.schedule << ": ";
+    write_reliability_table(out, *report.reliability);
   }
 
   if (!options.timeline) return;

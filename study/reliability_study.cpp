@@ -1,0 +1,74 @@
+#include "study/reliability_study.hpp"
+
+#include <algorithm>
+
+#include "study/errors.hpp"
+
+namespace ppsim {
+
+double checkpoint_bytes_per_gpu(const TransformerCostModel& model) {
+  const TrainingLayout& layout = model.setup().layout;
+  const double d = layout.data_parallel;
+  double most = 0;
+  for (const StaticMemory& device : model.static_memory()) {
+    // FSDP holds only its shard of both; the distributed optimizer only of the optimizer state.
+    const double parameters = layout.fsdp ? static_cast<double>(device.parameters) : static_cast<double>(device.parameters) / d;
+    const double optimizer = layout.fsdp || layout.distributed_optimizer ? static_cast<double>(device.optimizer)
+                                                                         : static_cast<double>(device.optimizer) / d;
+    most = std::max(most, parameters + optimizer);
+  }
+  return most;
+}
+
+ReliabilityReport reliability_report(const Scenario& scenario, const TransformerCostModel& model,
+                                     const TrainingFigures& training, const SampleFigures* samples) {
+  const Scenario::Failures& f = scenario.failures;
+  const HardwareProfile& hardware = model.setup().hardware;
+  ReliabilityReport report;
+  report.checkpoint_bytes = checkpoint_bytes_per_gpu(model);
+  CheckpointPlan& plan = report.plan;
+  plan.gpus = static_cast<double>(model.setup().layout.gpus());
+  plan.mtbf = *f.mtbf;
+  plan.step_time = samples != nullptr && samples->has_training ? samples->step_time.mean : training.step_time;
+  plan.restart_time = f.restart_time;
+  plan.every_steps = f.checkpoint_every;
+  if (f.train_steps) {
+    plan.steps = f.train_steps;
+  } else {
+    plan.wall_time = f.train_time;
+  }
+  if (scenario.sources.count("restart-time") == 0) report.assumed.push_back("restart-time");
+  if (!f.checkpoint_time && scenario.sources.count("storage-bandwidth") == 0) report.assumed.push_back("storage-bandwidth");
+  double crc = 0;
+  if (f.checksum_crc32) {
+    if (!(hardware.crc32_rate > 0)) {
+      throw InputError(scenario.source_of("checksum") + ": " + hardware.name +
+                       " has no measured crc32_rate in its profile (ppsim-calibrate measures it)");
+    }
+    crc = report.checkpoint_bytes / hardware.crc32_rate;
+  }
+  const double write = f.checkpoint_time ? *f.checkpoint_time : report.checkpoint_bytes / f.storage_bandwidth + crc;
+  if (f.async_checkpoint) {
+    // Only the copy to host memory blocks (torch.distributed.checkpoint.async_save stages the state
+    // dict in host memory, then writes it from a background thread).
+    if (!(hardware.host_bandwidth > 0)) {
+      throw InputError(scenario.source_of("async-checkpoint") + ": " + hardware.name +
+                       " has no host_link bandwidth in its profile, which the snapshot to host runs at");
+    }
+    plan.checkpoint_time = report.checkpoint_bytes / hardware.host_bandwidth;
+    plan.write_time = write;
+  } else {
+    plan.checkpoint_time = write;
+  }
+  report.figures = plan_checkpoints(plan);
+  if (samples != nullptr) {
+    const ReliabilitySamples runs = simulate_checkpoints(plan, report.figures, scenario.samples, scenario.seed);
+    report.samples = runs.n;
+    report.sampled_wall_time = distribution_of(runs.wall_times);
+    report.sampled_goodput = runs.mean_goodput;
+    report.sampled_failures = runs.mean_failures;
+  }
+  return report;
+}
+
+}  // namespace ppsim
