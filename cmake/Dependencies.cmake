@@ -3,6 +3,8 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 2.1 REQUIRED)
 # ppsim sweep runs its points on std::thread workers.
 find_package(Threads REQUIRED)
+# zlib's crc32: ppsim-calibrate measures the host's checksum rate with it (zlib1g-dev).
+find_package(ZLIB REQUIRED)
 if(PPSIM_BUILD_TESTS)
   find_package(Catch2 2.13 REQUIRED)
   include(Catch)

@@ -5,12 +5,30 @@
 #include "models/straggler_cost_model.hpp"
 #include "models/transformer/training_step.hpp"
 #include "sim/critical_path.hpp"
+#include "study/errors.hpp"
 
 namespace ppsim {
 namespace {
 
 constexpr int kHistogramBins = 20;
 constexpr std::uint64_t kStragglerStream = 0x737472616767ULL;  // "strag": apart from the ops' streams
+
+// --jitter measured: the hardware profile's variability, as ppsim-calibrate measured it.
+NoiseModel measured_noise(const Scenario& scenario, const TransformerCostModel* transformer) {
+  if (transformer == nullptr) {
+    throw InputError(scenario.source_of("jitter") + ": measured takes the hardware profile's variability, which "
+                                                   "needs --model");
+  }
+  const HardwareProfile& hardware = transformer->setup().hardware;
+  if (!hardware.has_variability()) {
+    throw InputError(scenario.source_of("jitter") + ": " + hardware.name +
+                     " has no variability table (ppsim-calibrate writes one into the profiles it measures)");
+  }
+  NoiseModel noise = scenario.noise;
+  noise.op_cv = hardware.op_variability;
+  if (scenario.sources.count("link-jitter") == 0) noise.link_cv = hardware.link_variability;
+  return noise;
+}
 
 }  // namespace
 
@@ -40,9 +58,11 @@ SampleFigures sample_steps(const Scenario& scenario, const Program& program, con
   bubbles.reserve(n);
   std::vector<double> critical(static_cast<std::size_t>(program.num_devices), 0.0);
   double makespan_sum = 0;
+  NoiseModel drawn = scenario.noise;
+  if (scenario.jitter_measured) drawn = measured_noise(scenario, transformer);
   Engine engine;
   for (std::uint64_t i = 0; i < n; ++i) {
-    NoiseModel noise = scenario.noise;
+    NoiseModel noise = drawn;
     noise.seed = scenario.seed;
     noise.sample = i;
     EngineOptions sample_options = options;

@@ -69,6 +69,7 @@ HardwareProfile a100_sxm4_80gb() {
   p.intra_node_latency = kAssumedNvlinkLatency;
   p.inter_node_bandwidth = 25e9;  // one 200 Gb/s HDR port per GPU = 25 GB/s each direction
   p.inter_node_latency = kAssumedInfinibandLatency;
+  p.host_bandwidth = 32e9;  // PCIe Gen4 x16: 64 GB/s total = 32 GB/s each direction
   p.gemm = assumed_gemm_table();
   p.memory = assumed_memory_table();
   p.intra_link = assumed_link_table();
@@ -94,6 +95,7 @@ void set_hopper_sxm_peaks(HardwareProfile& p) {
   p.intra_node_latency = kAssumedNvlinkLatency;
   p.inter_node_bandwidth = 50e9;  // one 400 Gb/s NDR port per GPU = 50 GB/s each direction
   p.inter_node_latency = kAssumedInfinibandLatency;
+  p.host_bandwidth = 64e9;  // PCIe Gen5 x16: 128 GB/s total = 64 GB/s each direction
   p.gemm = assumed_gemm_table();
   p.gemm_fp8 = assumed_gemm_fp8_table();
   p.memory = assumed_memory_table();

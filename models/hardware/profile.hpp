@@ -7,6 +7,7 @@
 // Units are base units throughout: FLOP/s, bytes/s, bytes, seconds. Bandwidths are per GPU and
 // per direction, which is what one point-to-point send between two pipeline stages can use.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -51,6 +52,16 @@ struct HardwareProfile {
   double host_bandwidth = 0;
   // CRC32 over a checkpoint on the host, bytes/s, as ppsim-calibrate measures it; 0: not measured.
   double crc32_rate = 0;
+  // Coefficients of variation of F, B, I and W (by Op) and of one message, from the measured
+  // kernels' repeated runs (ppsim-calibrate); all 0 when not measured. --jitter measured uses them.
+  std::array<double, 4> op_variability{};
+  double link_variability = 0;
+  bool has_variability() const {
+    for (const double cv : op_variability) {
+      if (cv > 0) return true;
+    }
+    return link_variability > 0;
+  }
 
   // Collectives measured inside one node (ppsim-calibrate with NCCL), at most one per operation and
   // group size; empty in the presets, which derive every collective from the link figures.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/json/json_fields.hpp"
+#include "schedules/action.hpp"
 
 namespace ppsim {
 namespace {
@@ -92,7 +93,7 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
   const JsonFields fields(json, origin, "$");
   fields.refuse_unknown({"name", "source", "units", "datasheet", "dense_peak_flops", "memory_bandwidth",
                          "memory_capacity", "devices_per_node", "intra_node", "inter_node", "latency", "efficiency",
-                         "efficiency_note", "efficiency_tables", "collectives", "calibration", "host_link", "crc32_rate"});
+                         "efficiency_note", "efficiency_tables", "collectives", "calibration", "host_link", "crc32_rate", "variability"});
   LoadedProfile loaded;
   HardwareProfile& p = loaded.profile;
   p.name = fields.string("name");
@@ -119,6 +120,15 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
     p.host_bandwidth = host.positive("bandwidth");
   }
   if (fields.has("crc32_rate")) p.crc32_rate = fields.positive("crc32_rate");
+  if (fields.has("variability")) {
+    const JsonFields variability = fields.object("variability");
+    variability.refuse_unknown({"F", "B", "I", "W", "link"});
+    for (const auto& [name, op] : {std::pair{"F", Op::kForward}, std::pair{"B", Op::kBackward},
+                                   std::pair{"I", Op::kBackwardInput}, std::pair{"W", Op::kBackwardWeight}}) {
+      if (variability.has(name)) p.op_variability[static_cast<std::size_t>(op)] = variability.positive(name, true);
+    }
+    if (variability.has("link")) p.link_variability = variability.positive("link", true);
+  }
   p.latency_assumed = assumed_marker(fields, "latency");
   p.efficiency_assumed = assumed_marker(fields, "efficiency");
   const JsonFields tables = fields.object("efficiency_tables");
@@ -163,6 +173,14 @@ nlohmann::ordered_json hardware_profile_to_json(const HardwareProfile& profile,
   out["inter_node"] = {{"bandwidth", profile.inter_node_bandwidth}, {"latency", profile.inter_node_latency}};
   if (profile.host_bandwidth > 0) out["host_link"] = {{"bandwidth", profile.host_bandwidth}};
   if (profile.crc32_rate > 0) out["crc32_rate"] = profile.crc32_rate;
+  if (profile.has_variability()) {
+    const auto& cv = profile.op_variability;
+    out["variability"] = {{"F", cv[static_cast<std::size_t>(Op::kForward)]},
+                          {"B", cv[static_cast<std::size_t>(Op::kBackward)]},
+                          {"I", cv[static_cast<std::size_t>(Op::kBackwardInput)]},
+                          {"W", cv[static_cast<std::size_t>(Op::kBackwardWeight)]},
+                          {"link", profile.link_variability}};
+  }
   out["latency"] = profile.latency_assumed ? "assumed" : "measured";
   out["efficiency"] = profile.efficiency_assumed ? "assumed" : "measured";
   nlohmann::ordered_json tables;

@@ -93,6 +93,8 @@ struct Spread {
   double median = 0;
   double max = 0;
   int runs = 0;
+  double mean = 0;
+  double stdev = 0;  // the runs' sample standard deviation: the kernel's variability (--jitter measured)
 };
 
 // Facts about the measured machine, in the order they are written. Values are numbers or text.

@@ -5,6 +5,7 @@
 // profile uses: a run disturbed by another process or an interrupt moves the mean, not the median.
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "tools/calibrate/backend.hpp"
@@ -21,6 +22,12 @@ inline Spread summarize(std::vector<double> seconds) {
   s.max = seconds.back();
   s.median = n % 2 == 1 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
   s.runs = static_cast<int>(n);
+  double sum = 0;
+  for (const double x : seconds) sum += x;
+  s.mean = sum / static_cast<double>(n);
+  double squares = 0;
+  for (const double x : seconds) squares += (x - s.mean) * (x - s.mean);
+  s.stdev = n > 1 ? std::sqrt(squares / static_cast<double>(n - 1)) : 0;
   return s;
 }
 

@@ -1,11 +1,13 @@
 #include "tools/calibrate/profile_builder.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <stdexcept>
 
+#include "schedules/action.hpp"
 #include "tools/calibrate/measure.hpp"
 
 namespace ppsim::calibrate {
@@ -30,6 +32,7 @@ Json spread_json(const Spread& s) {
   return Json{{"min", round_significant(s.min, 4)},
               {"median", round_significant(s.median, 4)},
               {"max", round_significant(s.max, 4)},
+              {"stdev", round_significant(s.stdev, 4)},
               {"runs", s.runs}};
 }
 
@@ -314,6 +317,50 @@ BuiltProfile build_profile(const Measurements& m, const BuildContext& context) {
   p.latency_assumed = intra_from_preset;
   p.collectives = collective_tables(m.collectives, p.devices_per_node);
 
+  // An async checkpoint's snapshot runs at the device-to-host copy rate: measured where the backend
+  // copies to the host, else the preset's datasheet figure, else (the CPU stand-in, whose memory is
+  // the host's) the best copy rate.
+  std::vector<std::string> to_host;
+  for (const LinkMeasurement& measured : m.links) {
+    if (measured.link.kind == LinkSpec::kDeviceToHost &&
+        std::find(to_host.begin(), to_host.end(), measured.link.label) == to_host.end()) {
+      to_host.push_back(measured.link.label);
+    }
+  }
+  if (!to_host.empty()) {
+    p.host_bandwidth = fit_link(link_curve(m.links, to_host)).bandwidth;
+  } else {
+    p.host_bandwidth = preset != nullptr ? preset->host_bandwidth : round_significant(best_copy, 4);
+  }
+  if (m.checksum_seconds.median > 0) {
+    p.crc32_rate = round_significant(static_cast<double>(m.checksum_bytes) / m.checksum_seconds.median, 4);
+  }
+  // Variability, for --jitter measured: each op kind's GEMMs (bf16, the training precision), their
+  // runs' standard deviations over their means, weighted by time (sum of sigmas over sum of means:
+  // kernels of one op run one after the other); B is I and W together, a message the links' copies.
+  {
+    std::array<double, 3> sigma{};
+    std::array<double, 3> mean{};
+    for (const GemmMeasurement& g : m.gemms) {
+      if (g.precision != Precision::kBf16) continue;
+      const auto pass = static_cast<std::size_t>(g.planned.pass);
+      sigma[pass] += g.seconds.stdev;
+      mean[pass] += g.seconds.mean;
+    }
+    const auto cv = [](double s, double mu) { return mu > 0 ? round_significant(s / mu, 3) : 0.0; };
+    p.op_variability[static_cast<std::size_t>(Op::kForward)] = cv(sigma[0], mean[0]);
+    p.op_variability[static_cast<std::size_t>(Op::kBackwardInput)] = cv(sigma[1], mean[1]);
+    p.op_variability[static_cast<std::size_t>(Op::kBackwardWeight)] = cv(sigma[2], mean[2]);
+    p.op_variability[static_cast<std::size_t>(Op::kBackward)] = cv(sigma[1] + sigma[2], mean[1] + mean[2]);
+    double link_sigma = 0;
+    double link_mean = 0;
+    for (const LinkMeasurement& l : m.links) {
+      link_sigma += l.seconds.stdev;
+      link_mean += l.seconds.mean;
+    }
+    p.link_variability = cv(link_sigma, link_mean);
+  }
+
   // Source, in words.
   std::string source =
       "Measured by " + context.tool + " (" + m.backend + " backend) on " + m.device.name + ", " + context.date + ". ";
@@ -410,6 +457,9 @@ BuiltProfile build_profile(const Measurements& m, const BuildContext& context) {
               round_significant(rate(static_cast<double>(c.bytes) * bus_factor(c.op, c.ranks), c.seconds), 4)}});
   }
   if (!collectives.empty()) cal["collectives"] = collectives;
+  cal["checksum"] = Json{{"algorithm", "crc32 (zlib), on the host"},
+                         {"bytes", m.checksum_bytes},
+                         {"seconds", spread_json(m.checksum_seconds)}};
   return {std::move(p), std::move(cal)};
 }
 

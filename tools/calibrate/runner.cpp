@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ostream>
 
+#include "tools/calibrate/host_checksum.hpp"
+
 namespace ppsim::calibrate {
 
 Measurements run_plan(Backend& backend, const CalibrationPlan& plan, std::ostream* progress) {
@@ -45,6 +47,9 @@ Measurements run_plan(Backend& backend, const CalibrationPlan& plan, std::ostrea
       }
     }
   }
+  say("CRC32 on the host: " + std::to_string(kChecksumBytes >> 20) + " MiB");
+  m.checksum_bytes = kChecksumBytes;
+  m.checksum_seconds = host_crc32_seconds(kChecksumBytes);
   for (auto& fact : backend.facts_after_run()) m.device.details.push_back(std::move(fact));
   return m;
 }

@@ -44,6 +44,9 @@ struct Measurements {
   std::vector<MemoryMeasurement> memory;
   std::vector<LinkMeasurement> links;
   std::vector<CollectiveMeasurement> collectives;
+  // CRC32 over a checkpoint-sized buffer on the host (zlib), whatever the backend: --checksum crc32.
+  std::int64_t checksum_bytes = 0;
+  Spread checksum_seconds;
 };
 
 // Times every planned operation once per plan entry (GEMMs once per precision). `progress`, when

@@ -123,6 +123,8 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags, const FlagPlan&
     CLI::Option* option =
         command.add_option(std::string(setting.flag), flags.text[std::string(setting.key)], std::string(setting.help));
     option->type_name(std::string(setting.value_name));
+    // --straggler 1:1.5 --straggler 3:2 reads as "1:1.5,3:2".
+    if (setting.repeatable) option->delimiter(',')->multi_option_policy(CLI::MultiOptionPolicy::Join);
     flags.options[std::string(setting.key)] = option;
   }
 }

@@ -124,16 +124,30 @@ TEST_CASE("The CPU backend at --quick sizes writes a measured profile the reader
   CHECK_THAT(loaded.profile.source, Contains("best measured GEMM rate"));
   CHECK_THAT(loaded.profile.source, Contains("best measured copy rate"));
   // The same top-level keys as the datasheet profiles (their descriptive "datasheet" and
-  // "efficiency_note" aside), plus the record of the run and the measured collectives, which only
-  // a measured profile has.
+  // "efficiency_note" aside), plus the record of the run, the measured collectives, the host's CRC32
+  // rate and the kernels' variability, which only a measured profile has.
   const json preset = read(std::string(PPSIM_SOURCE_DIR) + "/configs/hardware/h200-sxm-141gb.json");
   std::vector<std::string> preset_keys, keys;
   for (const auto& item : preset.items()) {
     if (item.key() != "datasheet" && item.key() != "efficiency_note") preset_keys.push_back(item.key());
   }
   for (const auto& item : j.items()) {
-    if (item.key() != "calibration" && item.key() != "collectives") keys.push_back(item.key());
+    if (item.key() != "calibration" && item.key() != "collectives" && item.key() != "crc32_rate" &&
+        item.key() != "variability") {
+      keys.push_back(item.key());
+    }
   }
+  // zlib's CRC32 runs at hundreds of MB/s to tens of GB/s on any host.
+  CHECK(loaded.profile.crc32_rate > 1e8);
+  CHECK(loaded.profile.crc32_rate < 1e12);
+  CHECK(j.at("calibration").at("checksum").at("seconds").at("runs").get<int>() >= 5);
+  // Each op kind's variability is a coefficient of variation of repeated GEMMs: some, not huge.
+  CHECK(loaded.profile.has_variability());
+  for (const double cv : loaded.profile.op_variability) {
+    CHECK(cv >= 0);
+    CHECK(cv < 10);
+  }
+  CHECK(loaded.profile.host_bandwidth == loaded.profile.memory_bandwidth);  // the CPU's memory is the host's
   std::sort(preset_keys.begin(), preset_keys.end());
   std::sort(keys.begin(), keys.end());
   CHECK(keys == preset_keys);
