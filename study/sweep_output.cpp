@@ -58,6 +58,22 @@ void add_figures(nlohmann::ordered_json& row, const Study& study, const PointRes
   put("memory_capacity", f.memory_capacity);
 }
 
+// The figures of studies that sample or plan failures, after the others.
+void add_variability_figures(nlohmann::ordered_json& row, const Study& study, const PointResult& point) {
+  const PointFigures& f = point.figures;
+  auto put = [&](const char* name, double value) {
+    if (point.run)
+      row[name] = value;
+    else
+      row[name] = nullptr;
+  };
+  if (study.sampled) {
+    put("mean_step_time", f.mean_step_time);
+    put("p99_step_time", f.p99_step_time);
+  }
+  if (study.failures) put("goodput", f.goodput);
+}
+
 std::string csv_cell(const nlohmann::ordered_json& value) {
   std::string text;
   if (value.is_null())
@@ -102,6 +118,7 @@ nlohmann::ordered_json point_row(const Study& study, const PointResult& point) {
                                : nlohmann::ordered_json::parse(axis.values[point.choice[a]][axis.key].dump());
   }
   add_figures(row, study, point);
+  add_variability_figures(row, study, point);
   row["reason"] = point.run ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(point.skipped);
   return row;
 }
@@ -142,6 +159,8 @@ std::string sweep_csv(const Study& study, const std::vector<PointResult>& points
   if (study.model) {
     for (const char* figure : kTrainingFigures) text += std::string(",") + figure;
   }
+  if (study.sampled) text += ",mean_step_time,p99_step_time";
+  if (study.failures) text += ",goodput";
   text += ",reason\n";
   for (const PointResult& point : points) {
     const nlohmann::ordered_json row = point_row(study, point);

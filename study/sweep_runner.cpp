@@ -70,6 +70,12 @@ PointFigures report_figures(const Report& report) {
     f.optimizer_time = t.optimizer_time;
     f.memory_capacity = t.memory_capacity;
   }
+  if (report.samples) {
+    const SampleFigures& s = *report.samples;
+    f.mean_step_time = s.has_training ? s.step_time.mean : s.makespan.mean;
+    f.p99_step_time = s.has_training ? s.step_time.p99 : s.makespan.p99;
+  }
+  if (report.reliability) f.goodput = report.reliability->figures.goodput;
   return f;
 }
 

@@ -36,6 +36,11 @@ struct PointFigures {
   double dp_reduce_exposed = 0;
   double optimizer_time = 0;
   std::int64_t memory_capacity = 0;
+  // --samples: the mean and p99 of the step time (the makespan without a model) over the samples;
+  // --mtbf: the run's goodput.
+  double mean_step_time = 0;
+  double p99_step_time = 0;
+  double goodput = 0;
 };
 
 // A report's figures as a sweep point has them (the device that needs most, the training step's

@@ -231,6 +231,8 @@ std::map<std::string, std::string> setting_places(const Study& study, const nloh
 void check_combinations(Study& study, const std::map<std::string, std::string>& places) {
   const bool model = places.count("model") > 0;
   study.model = model;
+  study.sampled = places.count("samples") > 0;
+  study.failures = places.count("mtbf") > 0;
   for (const auto& [key, path] : places) {
     if (model && is_cost_setting(key)) {
       fail(study, path, key + " cannot be combined with a model, which derives F, B, W, memory and links");
@@ -279,6 +281,8 @@ const char* objective_name(Objective objective) {
       return "memory";
     case Objective::kTime:
       return "time";
+    case Objective::kP99Time:
+      return "p99_step_time";
   }
   return "throughput";
 }
@@ -358,8 +362,11 @@ Study parse_study(const nlohmann::ordered_json& json, const std::string& origin,
       study.objective = Objective::kMemory;
     else if (name == "time")
       study.objective = Objective::kTime;
+    else if (name == "p99_step_time")
+      study.objective = Objective::kP99Time;
     else
-      fail(study, "$.objective", "must be throughput, bubble, memory or time, got " + json_excerpt(objective));
+      fail(study, "$.objective",
+           "must be throughput, bubble, memory, time or p99_step_time, got " + json_excerpt(objective));
   }
   if (json.contains("bubble_target")) {
     const auto& target = json["bubble_target"];
@@ -386,6 +393,9 @@ Study parse_study(const nlohmann::ordered_json& json, const std::string& origin,
   }
 
   check_combinations(study, setting_places(study, fixed));
+  if (study.objective == Objective::kP99Time && !study.sampled) {
+    fail(study, "$.objective", "p99_step_time ranks by the samples' p99: give \"samples\" in fixed or an axis");
+  }
   check_feasible(study);
   return study;
 }

@@ -16,7 +16,7 @@
 namespace ppsim {
 
 // What the top table ranks by: throughput (highest), bubble ratio, peak memory or step time (lowest).
-enum class Objective { kThroughput, kBubble, kMemory, kTime };
+enum class Objective { kThroughput, kBubble, kMemory, kTime, kP99Time };
 
 const char* objective_name(Objective objective);
 
@@ -38,6 +38,8 @@ struct Study {
   std::optional<int> gpus;      // t * p * d must equal it
   bool derive_d = false;        // d comes from gpus / (t * p)
   bool model = false;           // a transformer study: throughput in tokens per second
+  bool sampled = false;         // points take --samples: mean and p99 step times
+  bool failures = false;        // points take --mtbf: goodput
   Objective objective = Objective::kThroughput;
   double bubble_target = 0.05;
   std::optional<std::int64_t> memory_limit;  // bytes per device; above it a point does not fit

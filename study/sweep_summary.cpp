@@ -33,6 +33,9 @@ bool better(const Study& study, const PointResult& a, const PointResult& b) {
     case Objective::kTime:
       if (x.step_time != y.step_time) return x.step_time < y.step_time;
       break;
+    case Objective::kP99Time:
+      if (x.p99_step_time != y.p99_step_time) return x.p99_step_time < y.p99_step_time;
+      break;
   }
   return a.index < b.index;
 }
@@ -47,25 +50,38 @@ std::string heading_of(const Study& study) {
       return "peak memory per device (lowest first)";
     case Objective::kTime:
       return study.model ? "step time (lowest first)" : "makespan, the time of one step (lowest first)";
+    case Objective::kP99Time:
+      return study.model ? "p99 of the sampled step time (lowest first)"
+                         : "p99 of the sampled makespan (lowest first)";
   }
   return "";
 }
 
 // The figure columns of the summary's tables.
 std::vector<std::string> figure_columns(const Study& study) {
-  if (study.model) return {"tokens/s", "mfu", "step_time", "bubble", "memory", "fits"};
-  return {"throughput", "makespan", "bubble", "comm", "memory", "fits"};
+  std::vector<std::string> columns = study.model
+                                         ? std::vector<std::string>{"tokens/s", "mfu", "step_time", "bubble", "memory"}
+                                         : std::vector<std::string>{"throughput", "makespan", "bubble", "comm", "memory"};
+  if (study.sampled) columns.insert(columns.end(), {"mean", "p99"});
+  if (study.failures) columns.push_back("goodput");
+  columns.push_back("fits");
+  return columns;
 }
 
 std::vector<std::string> figure_cells(const Study& study, const PointResult& point) {
   const PointFigures& f = point.figures;
   const std::string fits = f.fits ? "yes" : "no";
-  if (study.model) {
-    return {format_figure(f.tokens_per_second), format_figure(f.mfu), format_figure(f.step_time),
-            format_figure(f.bubble_ratio), format_bytes(f.peak_memory_bytes), fits};
-  }
-  return {format_figure(f.throughput), format_figure(f.makespan), format_figure(f.bubble_ratio),
-          format_figure(f.comm_ratio), format_bytes(f.peak_memory_bytes), fits};
+  std::vector<std::string> cells =
+      study.model ? std::vector<std::string>{format_figure(f.tokens_per_second), format_figure(f.mfu),
+                                             format_figure(f.step_time), format_figure(f.bubble_ratio),
+                                             format_bytes(f.peak_memory_bytes)}
+                  : std::vector<std::string>{format_figure(f.throughput), format_figure(f.makespan),
+                                             format_figure(f.bubble_ratio), format_figure(f.comm_ratio),
+                                             format_bytes(f.peak_memory_bytes)};
+  if (study.sampled) cells.insert(cells.end(), {format_figure(f.mean_step_time), format_figure(f.p99_step_time)});
+  if (study.failures) cells.push_back(format_figure(f.goodput));
+  cells.push_back(fits);
+  return cells;
 }
 
 SummaryTable point_cells(const Study& study, const std::vector<PointResult>& points,

@@ -3,12 +3,14 @@
 // values, each named by its flag.
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "study/errors.hpp"
 #include "support/cli_run.hpp"
+#include "support/xml_check.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -252,4 +254,24 @@ TEST_CASE("Measured jitter and checksums come from a calibrated profile's variab
   CHECK(refused.status == ppsim::kExitBadInput);
   CHECK(refused.err == "ppsim: error: --jitter: H100-SXM5-80GB has no variability table (ppsim-calibrate writes one "
                        "into the profiles it measures)\n");
+}
+
+TEST_CASE("The HTML report shows each sampled schedule's percentiles and histogram, well-formed", "[cli][noise]") {
+  const ppsim::test::TempDir dir("noise-html");
+  const std::string page = dir.file("noise.html");
+  const CliRun run = cli({"compare", "-s", "1f1b,zbv", "--samples", "100", "--jitter", "0.1", "--html", page});
+  REQUIRE(run.status == ppsim::kExitOk);
+  std::ifstream file(page);
+  const std::string html((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK_FALSE(ppsim::test::xml_error(html).has_value());
+  CHECK(ppsim::test::count_of(html, "<div class=\"samples\"") == 1);
+  CHECK(ppsim::test::count_of(html, ": makespan, 100 samples</text>") == 2);
+  // 20 bars a histogram, each with its tooltip.
+  CHECK(ppsim::test::count_of(html, " samples</title></rect>") == 40);
+  // Without samples, no such section.
+  const std::string plain = dir.file("plain.html");
+  REQUIRE(cli({"compare", "-s", "1f1b,zbv", "--html", plain}).status == ppsim::kExitOk);
+  std::ifstream plain_file(plain);
+  const std::string plain_html((std::istreambuf_iterator<char>(plain_file)), std::istreambuf_iterator<char>());
+  CHECK(ppsim::test::count_of(plain_html, "class=\"samples\"") == 0);
 }

@@ -371,3 +371,32 @@ TEST_CASE("without a model a sweep's throughput counts samples: m * b / makespan
   CHECK(throughput[1] == Approx(32.0 / 105));
   CHECK(run.out.find("samples per time unit, m * b / makespan") != std::string::npos);
 }
+
+TEST_CASE("a sampled study ranks by p99 step time, the same bytes on one thread or two", "[sweep][noise]") {
+  const TempDir dir("sweep-noise");
+  const std::string study = write(dir, "noise.json", R"({
+    "fixed": {"p": 4, "m": 8, "samples": 100, "seed": 1},
+    "axes": {"schedule": ["gpipe", "1f1b", "zbv"], "jitter": [0, 0.2]},
+    "objective": "p99_step_time"
+  })");
+  const CliRun one = cli({"sweep", study, "-o", dir.file("one.csv"), "-j", "1"});
+  const CliRun two = cli({"sweep", study, "-o", dir.file("two.csv"), "-j", "2"});
+  REQUIRE(one.status == ppsim::kExitOk);
+  REQUIRE(two.status == ppsim::kExitOk);
+  const std::string csv = read(dir.file("one.csv"));
+  CHECK(csv == read(dir.file("two.csv")));
+  CHECK(csv.substr(0, csv.find('\n')).ends_with(",fits,mean_step_time,p99_step_time,reason"));
+  CHECK_THAT(one.out, Catch::Matchers::Contains("top 6 by p99 of the sampled makespan (lowest first):"));
+  // Without noise p99 is the makespan itself: ZB-V's 25.5 leads, then the noisy ZB-V.
+  const std::string top = one.out.substr(one.out.find("rank"));
+  CHECK(top.find("zbv") < top.find("1f1b"));
+  const ppsim::Study sampled = study_of(R"({"fixed": {"samples": 10}, "axes": {"m": [4, 8]}})");
+  CHECK(sampled.sampled);
+  // Ranking by p99 needs samples to rank.
+  const TempDir other("sweep-noise-refused");
+  const std::string plain = write(other, "plain.json", R"({"axes": {"m": [4, 8]}, "objective": "p99_step_time"})");
+  const CliRun refused = cli({"sweep", plain});
+  CHECK(refused.status == ppsim::kExitBadInput);
+  CHECK_THAT(refused.err, Catch::Matchers::Contains(
+                              "$.objective: p99_step_time ranks by the samples' p99: give \"samples\" in fixed or an axis"));
+}

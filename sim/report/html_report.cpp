@@ -7,6 +7,7 @@
 #include "sim/report/figure_digest.hpp"
 #include "sim/report/format.hpp"
 #include "sim/report/markup.hpp"
+#include "sim/report/samples_html.hpp"
 #include "sim/report/svg_timeline.hpp"
 #include "sim/report/time_axis.hpp"
 
@@ -168,6 +169,7 @@ HtmlLayout html_layout(std::span<const Report> reports) {
     }
     y += figure.height + kFigureGap;
   }
+  y += samples_section_height(reports, kRowHeight);
   layout.width = 2 * kPadLeft + width;
   layout.height = y + kNotesHeight + kPadTop;
   return layout;
@@ -216,6 +218,7 @@ std::string render_html_report(std::span<const Report> reports,
     out += render_svg_figure(reports[i], scale, options);
     out += "</div>\n";
   }
+  out += render_samples_section(reports, kRowHeight);
   out +=
       "<p class=\"notes\">Each lane is one device. Boxes are ops: F forward (orange), B backward (dark blue), "
       "I input gradient (blue), W weight gradient (light blue), overlapped F&amp;B (striped); the number inside "

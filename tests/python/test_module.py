@@ -81,6 +81,18 @@ def test_fsdp_runs_as_ppsim_run_fsdp_does():
     assert result["training"]["dp_reduce_time"] == 0
 
 
+def test_samples_stragglers_and_failures_run_as_the_cli_does():
+    expected = cli_json("run", "-s", "zbv", "-p", "4", "-m", "8", "--samples", "50", "--jitter", "0.1", "--seed", "3",
+                        "--straggler", "1:1.5", "--format", "json")
+    result = ppsim.run(schedule="zbv", p=4, m=8, samples=50, jitter=0.1, seed=3, straggler=["1:1.5"])
+    assert result == expected
+    assert result["samples"]["makespan"]["p99"] >= result["samples"]["makespan"]["p50"]
+    run = ppsim.run(schedule="1f1b", model="llama3.1-8b", p=4, m=8, d=8, mtbf="50680 h", train_time="54 d")
+    assert 0 < run["reliability"]["goodput"] < 1
+    with pytest.raises(ppsim.InputError, match="jitter: a coefficient of variation must not be negative"):
+        ppsim.run(samples=5, jitter=-1)
+
+
 def test_compare_defaults_to_gpipe_and_1f1b_and_ties_their_bubbles():
     gpipe, one_f_one_b = ppsim.compare(p=4, m=8)
     assert (gpipe["schedule"], one_f_one_b["schedule"]) == ("gpipe", "1f1b")
