@@ -239,7 +239,7 @@ TEST_CASE("bad studies exit 2 with the JSON path", "[sweep]") {
        "study.json: $.fixed.global-batch: no point of the study satisfies the constraints"},
       {R"({"fixed": {"model": "llama3.1-8b", "global-batch": 8}, "axes": {"m": [2, 4]}})",
        "study.json: $.axes.m: m is derived from the global batch"},
-      {R"({"axes": {"p": [2]}, "objective": "fast"})", "study.json: $.objective: must be throughput, bubble, memory or time"},
+      {R"({"axes": {"p": [2]}, "objective": "fast"})", "study.json: $.objective: must be throughput, bubble, memory, time or p99_step_time"},
   }));
   std::ofstream(dir.file("study.json")) << json;
   const CliRun run = cli({"sweep", dir.file("study.json")});
