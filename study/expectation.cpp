@@ -17,10 +17,14 @@ namespace {
 
 enum class Kind { kNumber, kBytes, kTime, kBool };
 
+// What a figure needs to exist at all: --samples for the sampled step times, --mtbf for goodput.
+enum class Needs { kNothing, kSamples, kFailures };
+
 struct FigureInfo {
   std::string_view name;
   Kind kind;
   double (*get)(const PointFigures&);
+  Needs needs = Needs::kNothing;
 };
 
 // The sweep output's figures (study/sweep_output.cpp), with how their values are written.
@@ -48,7 +52,17 @@ constexpr std::array kFigures = {
     FigureInfo{"optimizer_time", Kind::kTime, [](const PointFigures& f) { return f.optimizer_time; }},
     FigureInfo{"memory_capacity", Kind::kBytes,
                [](const PointFigures& f) { return static_cast<double>(f.memory_capacity); }},
+    FigureInfo{"mean_step_time", Kind::kTime, [](const PointFigures& f) { return f.mean_step_time; }, Needs::kSamples},
+    FigureInfo{"p99_step_time", Kind::kTime, [](const PointFigures& f) { return f.p99_step_time; }, Needs::kSamples},
+    FigureInfo{"goodput", Kind::kNumber, [](const PointFigures& f) { return f.goodput; }, Needs::kFailures},
 };
+
+// Why `figure` is not there to compare, or "" when it is.
+std::string missing(const FigureInfo& figure, bool sampled, bool failures) {
+  if (figure.needs == Needs::kSamples && !sampled) return std::string(figure.name) + " needs --samples N";
+  if (figure.needs == Needs::kFailures && !failures) return std::string(figure.name) + " needs --mtbf T";
+  return "";
+}
 
 std::string quote(std::string_view text) { return quoted_excerpt(text); }
 
@@ -180,6 +194,12 @@ std::vector<std::string> expectation_failures(const std::vector<Expectation>& ex
   for (const Report& report : reports) {
     const PointFigures figures = report_figures(report);
     for (const Expectation& expectation : expectations) {
+      const std::string why =
+          missing(*find_figure(expectation.figure), report.samples.has_value(), report.reliability.has_value());
+      if (!why.empty()) {
+        failures.push_back("--expect \"" + expectation.text + "\" failed: " + report.schedule + " has no such figure: " + why);
+        continue;
+      }
       if (holds(expectation, figures)) continue;
       failures.push_back("--expect \"" + expectation.text + "\" failed: " + report.schedule + " has " +
                          expectation.figure + " " + shown_value(expectation, figures));
@@ -195,6 +215,11 @@ std::vector<std::string> expectation_failures(const std::vector<Expectation>& ex
   for (const Expectation& expectation : expectations) {
     if (top.empty()) {
       failures.push_back("--expect \"" + expectation.text + "\" failed: no point ran");
+      continue;
+    }
+    const std::string why = missing(*find_figure(expectation.figure), study.sampled, study.failures);
+    if (!why.empty()) {
+      failures.push_back("--expect \"" + expectation.text + "\" failed: the study has no such figure: " + why);
       continue;
     }
     const PointResult& best = points[top.front()];

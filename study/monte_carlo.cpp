@@ -5,12 +5,15 @@
 #include "models/straggler_cost_model.hpp"
 #include "models/transformer/training_step.hpp"
 #include "sim/critical_path.hpp"
+#include "sim/report/format.hpp"
 #include "study/errors.hpp"
 
 namespace ppsim {
 namespace {
 
 constexpr int kHistogramBins = 20;
+// About four minutes of replays at the engine's 4 M sampled ops per second (tools/bench/samples_bench).
+constexpr double kMaxSampledOps = 1e9;
 constexpr std::uint64_t kStragglerStream = 0x737472616767ULL;  // "strag": apart from the ops' streams
 
 // --jitter measured: the hardware profile's variability, as ppsim-calibrate measured it.
@@ -50,6 +53,14 @@ SampleFigures sample_steps(const Scenario& scenario, const Program& program, con
   const auto* transformer = dynamic_cast<const TransformerCostModel*>(&unwrapped(costs));
   figures.has_training = transformer != nullptr;
   const auto n = static_cast<std::size_t>(scenario.samples);
+  // Each sample replays every op and records its span: bound the whole, as a run's ops are bounded.
+  const double replays = static_cast<double>(n) * static_cast<double>(program.num_ops());
+  if (replays > kMaxSampledOps) {
+    throw InputError(scenario.source_of("samples") + ": " + std::to_string(n) + " samples of " +
+                     std::to_string(program.num_ops()) + " ops are " + format_figure(replays) +
+                     " op replays, above the limit of " + format_figure(kMaxSampledOps) +
+                     "; take fewer samples or a smaller m");
+  }
   std::vector<double> makespans;
   std::vector<double> bubbles;
   std::vector<double> step_times;

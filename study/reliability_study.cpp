@@ -2,9 +2,16 @@
 
 #include <algorithm>
 
+#include "sim/report/format.hpp"
 #include "study/errors.hpp"
 
 namespace ppsim {
+namespace {
+
+// About a minute of simulation at some 100 M events a second (tests/noise_test.cpp runs 10^4).
+constexpr double kMaxSimulatedEvents = 5e9;
+
+}  // namespace
 
 double checkpoint_bytes_per_gpu(const TransformerCostModel& model) {
   const TrainingLayout& layout = model.setup().layout;
@@ -62,6 +69,15 @@ ReliabilityReport reliability_report(const Scenario& scenario, const Transformer
   }
   report.figures = plan_checkpoints(plan);
   if (samples != nullptr) {
+    // A simulated run takes a step of its loop per checkpoint segment and per failure.
+    const double per_run = static_cast<double>(report.figures.steps) / static_cast<double>(report.figures.checkpoint_every) +
+                           2 * report.figures.failures_expected;
+    if (per_run * static_cast<double>(scenario.samples) > kMaxSimulatedEvents) {
+      throw InputError(scenario.source_of("samples") + ": " + std::to_string(scenario.samples) +
+                       " simulated training runs of " + format_figure(per_run) +
+                       " checkpoints and failures each are above the limit of " + format_figure(kMaxSimulatedEvents) +
+                       " events; take fewer samples, or checkpoint less often");
+    }
     const ReliabilitySamples runs = simulate_checkpoints(plan, report.figures, scenario.samples, scenario.seed);
     report.samples = runs.n;
     report.sampled_wall_time = distribution_of(runs.wall_times);

@@ -1,5 +1,6 @@
 #include "study/variability_settings.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -246,13 +247,15 @@ bool is_failure_setting(std::string_view key) {
 
 void check_variability(const Scenario& scenario) {
   if (!has_samples(scenario)) {
-    // The deterministic step has no noise: draws need steps to be drawn for.
-    for (const char* key : {"jitter", "link-jitter", "straggler-prob", "seed"}) {
-      if (scenario.sources.count(key) > 0 && (std::string_view(key) != "jitter" || scenario.noise.any() ||
-                                              scenario.jitter_measured)) {
-        if (std::string_view(key) == "seed") continue;  // harmless alone
-        throw InputError(scenario.source_of(key) + ": needs --samples N (the deterministic step has no noise)");
-      }
+    // The deterministic step has no noise: draws need steps to be drawn for. A zero, or a seed alone,
+    // asks for nothing and is harmless.
+    const auto& cv = scenario.noise.op_cv;
+    const bool jitter = scenario.jitter_measured || std::any_of(cv.begin(), cv.end(), [](double x) { return x > 0; });
+    const std::pair<const char*, bool> asked[] = {{"jitter", jitter},
+                                                  {"link-jitter", scenario.noise.link_cv > 0},
+                                                  {"straggler-prob", scenario.straggler_probability > 0}};
+    for (const auto& [key, given] : asked) {
+      if (given) throw InputError(scenario.source_of(key) + ": needs --samples N (the deterministic step has no noise)");
     }
   }
   const Scenario::Failures& f = scenario.failures;

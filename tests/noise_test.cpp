@@ -42,6 +42,19 @@ double mean(const std::vector<double>& values) {
   return sum / static_cast<double>(values.size());
 }
 
+// Llama 3's 405B run: 16,384 GPUs at the per-GPU MTBF that gives its 419 failures in 54 days,
+// 100,000 steps of `step` seconds with a blocking checkpoint of 60 s and a restart of `restart`.
+ppsim::CheckpointPlan llama3_plan(double step, double restart) {
+  ppsim::CheckpointPlan plan;
+  plan.gpus = 16384;
+  plan.mtbf = 50680.0 * 3600;
+  plan.step_time = step;
+  plan.checkpoint_time = 60;
+  plan.restart_time = restart;
+  plan.steps = 100'000;
+  return plan;
+}
+
 ppsim::Program build(std::string_view name, int p, int m) {
   const ppsim::ScheduleInfo* info = ppsim::find_schedule(name);
   REQUIRE(info != nullptr);
@@ -203,12 +216,8 @@ TEST_CASE("GPipe's critical path runs down the forwards and back up the backward
 }
 
 TEST_CASE("Llama 3's 16384 GPUs at a per-GPU MTBF of 50680 h expect 419 failures in 54 days", "[reliability]") {
-  ppsim::CheckpointPlan plan;
-  plan.gpus = 16384;
-  plan.mtbf = 50680.0 * 3600;
-  plan.step_time = 10;
-  plan.checkpoint_time = 60;
-  plan.restart_time = 600;
+  ppsim::CheckpointPlan plan = llama3_plan(10, 600);
+  plan.steps.reset();
   plan.wall_time = 54.0 * 86400;
   const ppsim::ReliabilityFigures f = ppsim::plan_checkpoints(plan);
   CHECK_THAT(f.failures_expected, WithinRel(419.0, 0.01));
@@ -225,12 +234,7 @@ TEST_CASE("With C = 60 s the checkpoint period is Daly's optimum, about 19 minut
   CHECK_THAT(daly, WithinRel(std::sqrt(2 * 60 * mtbf) * (1 + std::sqrt(r) / 3 + r / 9) - 60, 1e-12));
   CHECK(daly / 60 > 18.5);
   CHECK(daly / 60 < 19.5);
-  ppsim::CheckpointPlan plan;
-  plan.gpus = 16384;
-  plan.mtbf = 50680.0 * 3600;
-  plan.step_time = 7;
-  plan.checkpoint_time = 60;
-  plan.steps = 100'000;
+  const ppsim::CheckpointPlan plan = llama3_plan(7, 0);
   const ppsim::ReliabilityFigures f = ppsim::plan_checkpoints(plan);
   CHECK_THAT(f.checkpoint_period, WithinRel(daly, 0.01));  // rounded to whole 7 s steps
   CHECK(std::fmod(f.checkpoint_period, 7) == 0);
@@ -239,13 +243,7 @@ TEST_CASE("With C = 60 s the checkpoint period is Daly's optimum, about 19 minut
 
 TEST_CASE("Monte-Carlo training runs meet the closed forms: goodput within half a point at 10^4 runs",
           "[reliability]") {
-  ppsim::CheckpointPlan plan;
-  plan.gpus = 16384;
-  plan.mtbf = 50680.0 * 3600;
-  plan.step_time = 10;
-  plan.checkpoint_time = 60;
-  plan.restart_time = 60;
-  plan.steps = 100'000;  // about 12 days of work
+  const ppsim::CheckpointPlan plan = llama3_plan(10, 60);  // about 12 days of work
   const ppsim::ReliabilityFigures f = ppsim::plan_checkpoints(plan);
   const ppsim::ReliabilitySamples runs = ppsim::simulate_checkpoints(plan, f, 10'000, 1);
   // The first-order form 1 - C/tau - (tau/2 + R)/M, and Daly's exact one.
@@ -260,13 +258,7 @@ TEST_CASE("Monte-Carlo training runs meet the closed forms: goodput within half 
 
 TEST_CASE("An async checkpoint blocks only for its snapshot and loses the write it had not finished",
           "[reliability]") {
-  ppsim::CheckpointPlan plan;
-  plan.gpus = 16384;
-  plan.mtbf = 50680.0 * 3600;
-  plan.step_time = 10;
-  plan.checkpoint_time = 60;
-  plan.restart_time = 600;
-  plan.steps = 100'000;
+  ppsim::CheckpointPlan plan = llama3_plan(10, 600);
   const ppsim::ReliabilityFigures blocking = ppsim::plan_checkpoints(plan);
   plan.checkpoint_time = 2;  // the snapshot to host
   plan.write_time = 60;

@@ -57,6 +57,18 @@ void append_integer(std::string& out, std::int64_t value) {
   out.append(buffer.data(), end);
 }
 
+std::string format_percent(double fraction) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100 * fraction);
+  return buffer;
+}
+
+std::vector<Align> numbers_after_name(std::size_t columns) {
+  std::vector<Align> align(columns, Align::kRight);
+  align.front() = Align::kLeft;
+  return align;
+}
+
 std::string format_bytes(std::int64_t bytes) {
   constexpr std::array<const char*, 7> kUnits = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   const bool negative = bytes < 0;

@@ -21,7 +21,13 @@ void append_integer(std::string& out, std::int64_t value);
 // Binary units for people: "0 B", "512 B", "1.5 KiB", "80 GiB" (at most two decimals).
 std::string format_bytes(std::int64_t bytes);
 
+// "42.0%": a fraction as a percentage with one decimal.
+std::string format_percent(double fraction);
+
 enum class Align { kLeft, kRight };
+
+// A table's alignment when its first column names the row and the rest are figures.
+std::vector<Align> numbers_after_name(std::size_t columns);
 
 // A plain-text table: columns padded to their widest cell, separated by two spaces, trailing
 // blanks trimmed so golden outputs do not depend on invisible whitespace.

@@ -18,23 +18,11 @@ std::string gib(std::int64_t bytes) {
   return buffer;
 }
 
-std::string percent(double fraction) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100 * fraction);
-  return buffer;
-}
-
 std::string stage_extra(const StageSummary& stage) {
   if (stage.embedding && stage.lm_head) return "embedding, lm_head";
   if (stage.embedding) return "embedding";
   if (stage.lm_head) return "lm_head";
   return "";
-}
-
-std::vector<Align> numbers_after_name(std::size_t columns) {
-  std::vector<Align> align(columns, Align::kRight);
-  align.front() = Align::kLeft;
-  return align;
 }
 
 }  // namespace
@@ -61,8 +49,8 @@ void write_training_table(std::ostream& out, const TrainingFigures& training) {
   figures.add_row({"tokens_per_second", format_figure(training.tokens_per_second)});
   figures.add_row({"samples_per_second", format_figure(training.samples_per_second)});
   figures.add_row({"model_flops_per_step", format_figure(training.model_flops_per_step)});
-  figures.add_row({"mfu", format_figure(training.mfu) + "  (" + percent(training.mfu) + ")"});
-  figures.add_row({"hfu", format_figure(training.hfu) + "  (" + percent(training.hfu) + ")"});
+  figures.add_row({"mfu", format_figure(training.mfu) + "  (" + format_percent(training.mfu) + ")"});
+  figures.add_row({"hfu", format_figure(training.hfu) + "  (" + format_percent(training.hfu) + ")"});
   figures.add_row({"stage_imbalance", format_figure(training.stage_imbalance)});
   out << figures.render();
 

@@ -11,12 +11,6 @@
 namespace ppsim {
 namespace {
 
-std::vector<Align> numbers_after_name(std::size_t columns) {
-  std::vector<Align> align(columns, Align::kRight);
-  align.front() = Align::kLeft;
-  return align;
-}
-
 void add_distribution(TextTable& table, const std::string& name, const Distribution& d) {
   table.add_row({name, format_figure(d.mean), format_figure(d.stdev), format_figure(d.min), format_figure(d.p50),
                  format_figure(d.p90), format_figure(d.p99), format_figure(d.max)});
@@ -39,12 +33,6 @@ const Distribution& ranked(const SampleFigures& samples) {
   return samples.has_training ? samples.step_time : samples.makespan;
 }
 
-std::string percent(double share) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100 * share);
-  return buffer;
-}
-
 }  // namespace
 
 void write_samples_table(std::ostream& out, const SampleFigures& samples) {
@@ -60,7 +48,7 @@ void write_samples_table(std::ostream& out, const SampleFigures& samples) {
   out << table.render();
   out << "critical path (share of the steps spent in each device's ops):";
   for (std::size_t d = 0; d < samples.critical_share.size(); ++d) {
-    out << (d == 0 ? " " : ", ") << 'd' << d << ' ' << percent(samples.critical_share[d]);
+    out << (d == 0 ? " " : ", ") << 'd' << d << ' ' << format_percent(samples.critical_share[d]);
   }
   out << '\n';
   // A histogram of 20 bins, its bars scaled to the fullest.
@@ -91,16 +79,16 @@ void write_reliability_table(std::ostream& out, const ReliabilityReport& reliabi
   table.add_row({"checkpoint_every", std::to_string(f.checkpoint_every) + " steps (" +
                                          format_figure(f.checkpoint_period) + " s; Daly's optimum " +
                                          format_figure(f.optimum_period) + " s, rounded to whole steps)"});
-  table.add_row({"checkpoint_overhead", percent(f.checkpoint_overhead)});
-  table.add_row({"lost_work", percent(f.lost_work)});
-  table.add_row({"restart_overhead", percent(f.restart_overhead)});
-  table.add_row({"goodput", percent(f.goodput)});
+  table.add_row({"checkpoint_overhead", format_percent(f.checkpoint_overhead)});
+  table.add_row({"lost_work", format_percent(f.lost_work)});
+  table.add_row({"restart_overhead", format_percent(f.restart_overhead)});
+  table.add_row({"goodput", format_percent(f.goodput)});
   table.add_row({"wall_time", format_figure(f.wall_time / 86400) + " d for " + std::to_string(f.steps) + " steps"});
   if (reliability.samples > 0) {
     table.add_row({"sampled_wall_time", format_figure(reliability.sampled_wall_time.mean / 86400) + " d mean, p99 " +
                                             format_figure(reliability.sampled_wall_time.p99 / 86400) + " d (" +
                                             std::to_string(reliability.samples) + " runs)"});
-    table.add_row({"sampled_goodput", percent(reliability.sampled_goodput)});
+    table.add_row({"sampled_goodput", format_percent(reliability.sampled_goodput)});
   }
   out << table.render();
   if (!reliability.assumed.empty()) {
