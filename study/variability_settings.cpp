@@ -317,10 +317,12 @@ void variability_to_json(const Scenario& scenario, nlohmann::ordered_json& out) 
     if (f.train_time) out["train-time"] = *f.train_time;
     if (f.train_steps) out["train-steps"] = *f.train_steps;
     if (f.checkpoint_time) out["checkpoint-time"] = *f.checkpoint_time;
-    out["storage-bandwidth"] = f.storage_bandwidth;
+    // The two assumed defaults only when given, so that a report read back (ppsim check) still says
+    // they were assumed; the reliability section gives the values used.
+    if (scenario.sources.count("storage-bandwidth") > 0) out["storage-bandwidth"] = f.storage_bandwidth;
     out["async-checkpoint"] = f.async_checkpoint;
     out["checksum"] = f.checksum_crc32 ? "crc32" : "none";
-    out["restart-time"] = f.restart_time;
+    if (scenario.sources.count("restart-time") > 0) out["restart-time"] = f.restart_time;
     if (f.checkpoint_every) {
       out["checkpoint-every"] = *f.checkpoint_every;
     } else {

@@ -300,3 +300,16 @@ TEST_CASE("CI can pin the sampled p99 and the goodput with --expect, and is told
                               "--train-steps", "1000", "--expect", "goodput > 0.5"});
   CHECK(goodput.status == ppsim::kExitOk);
 }
+
+TEST_CASE("A report with samples and failures reads back through ppsim check to the same figures", "[cli][noise][check]") {
+  const ppsim::test::TempDir dir("noise-check");
+  const std::string baseline = dir.file("base.json");
+  const CliRun run = cli({"run", "-s", "1f1b", "--model", "llama3.1-8b", "-p", "4", "-m", "8", "-d", "8", "--fsdp",
+                          "--mtbf", "1000 h", "--train-steps", "1000", "--samples", "20", "--jitter", "0.02",
+                          "--straggler", "2:1.1", "--format", "json"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  std::ofstream(baseline) << run.out;
+  const CliRun check = cli({"check", baseline});
+  INFO(check.out << check.err);
+  CHECK(check.status == ppsim::kExitOk);
+}
