@@ -67,7 +67,8 @@ double v_messages(const FormulaInput& in, int) { return 2 * m_of(in) * std::max(
 // 1/v of 1F1B's relative bubble (Narayanan et al. SC'21 2.2.2, with t_f = vF).
 double v_of(const FormulaInput& in) { return in.params.v; }
 bool interleaved_balanced(const FormulaInput& in) {
-  return free_links(in) && in.params.v >= 2 && in.params.m % in.params.p == 0;
+  return free_links(in) && in.params.v >= 2 && in.params.m % in.params.p == 0 &&
+         (in.params.microbatch_group == 0 || in.params.microbatch_group == in.params.p);
 }
 double interleaved_makespan(const FormulaInput& in, int) {
   return (m_of(in) * v_of(in) + p_of(in) - 1) * (in.forward + in.backward);
@@ -77,10 +78,10 @@ double interleaved_bubble_ratio(const FormulaInput& in, int) {
 }
 double interleaved_bubble_overhead(const FormulaInput& in, int) { return (p_of(in) - 1) / (m_of(in) * v_of(in)); }
 // Device d's warmup of (v-1)r + 2(p-1-d) chunk-forwards, plus the one before its first backward;
-// r = m / max(1, floor(m/p)) micro-batches per round (p when p | m).
+// r = m / max(1, floor(m/p)) micro-batches per round (p when p | m), or Megatron's group size N.
 double interleaved_peak(const FormulaInput& in, int device) {
   const double rounds = std::max(1.0, std::floor(m_of(in) / p_of(in)));
-  const double r = m_of(in) / rounds;
+  const double r = in.params.microbatch_group > 0 ? in.params.microbatch_group : m_of(in) / rounds;
   return std::min((v_of(in) - 1) * r + 2 * (p_of(in) - 1 - device) + 1, m_of(in) * v_of(in));
 }
 bool looped_bfs_free(const FormulaInput& in) { return free_links(in) && in.params.v >= 2; }
@@ -174,7 +175,7 @@ constexpr std::array kForms = {
     ClosedForm{"interleaved-1f1b", Figure::kBubbleOverhead, "(p-1)/(mv): 1/v of 1F1B's",
                "uniform costs, free links, p | m", "Narayanan et al., SC'21 2.2.2", interleaved_balanced,
                interleaved_bubble_overhead},
-    ClosedForm{"interleaved-1f1b", Figure::kPeakStashed, "min((v-1)r + 2(p-1-d) + 1, mv), r = p when p | m", kOrderOnly,
+    ClosedForm{"interleaved-1f1b", Figure::kPeakStashed, "min((v-1)N + 2(p-1-d) + 1, mv), N = p when p | m, or --microbatch-group-size", kOrderOnly,
                "Megatron-LM warmup count; torch ScheduleInterleaved1F1B", always, interleaved_peak},
     ClosedForm{"interleaved-1f1b", Figure::kMessages, "2m(pv-1): about v times 1F1B's", kOrderOnly,
                "one per stage boundary", always, loop_messages},

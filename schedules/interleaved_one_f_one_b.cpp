@@ -1,18 +1,23 @@
 // Interleaved 1F1B (virtual pipeline; Narayanan et al., SC'21 §2.2.2): v chunks per device on the
-// loop mapping, forwards depth-first in rounds of micro-batches, then one forward one backward.
+// loop mapping, forwards depth-first in groups of micro-batches, then one forward one backward.
 //
 // The order follows torch.distributed.pipelining's ScheduleInterleaved1F1B
 // (torch/distributed/pipelining/schedules.py: _get_warmup_ops, forward_stage_index,
 // backward_stage_index, _get_1f1b_rank_ops), which is Megatron-LM's schedule table
 // (megatron/core/pipeline_parallel/schedules.py: get_schedule_table, get_pp_rank_microbatches,
-// forward_backward_pipelining_with_interleaving) with a micro-batch group of r = m / max(1, m / p):
-// - virtual micro-batch k (0 <= k < m·v) is chunk (k / r) % v of micro-batch (k / (r·v))·r + k % r;
-//   the k-th backward is of chunk v-1-(k / r) % v, micro-batches in the same order;
-// - device d runs w = min((v-1)·r + 2(p-1-d), m·v) warmup forwards, then pairs forward(w+k),
+// forward_backward_pipelining_with_interleaving) with a micro-batch group of N micro-batches:
+// - the table takes the micro-batches N at a time; each group runs through chunk 0, then chunk 1, ...
+//   A last group of r = m mod N micro-batches runs through the chunks r at a time (Megatron's
+//   get_schedule_table never merges it into the group before);
+// - the k-th backward is of chunk v-1-c where the k-th forward is of chunk c, micro-batches in the
+//   same order (each chunk's stashes are taken first in, first out);
+// - device d runs w = min((v-1)·N + 2(p-1-d), m·v) warmup forwards, then pairs forward(w+k),
 //   backward(k), then the remaining backwards.
-// When p divides m, r = p and this is Megatron-LM's default (microbatch_group_size_per_vp_stage = p)
-// exactly. Megatron-LM refuses other m unless that group size is set by hand (p <= r <= m with
-// m % r = 0 or >= p); torch accepts every m that splits into equal rounds, m < p included (r = m).
+// N is torch's m / max(1, m / p) unless --microbatch-group-size sets Megatron's
+// microbatch_group_size_per_vp_stage. When p divides m both give N = p, Megatron-LM's default.
+// Megatron accepts p <= N <= m with m mod N = 0 or >= p (its checks in
+// forward_backward_pipelining_with_interleaving); torch accepts every m that splits into equal
+// rounds, m < p included (N = m).
 #include <algorithm>
 
 #include "schedules/builders.hpp"
@@ -29,8 +34,19 @@ struct VirtualMicrobatch {
   int microbatch = 0;
 };
 
-VirtualMicrobatch table_entry(int k, int group, int v) {
-  return {(k / group) % v, (k / (group * v)) * group + k % group};
+VirtualMicrobatch table_entry(int k, int group, int v, int m) {
+  const int full_groups = m / group;
+  const int in_full_groups = full_groups * group * v;
+  if (k < in_full_groups) return {(k / group) % v, (k / (group * v)) * group + k % group};
+  // The last, partial group of r micro-batches goes through the chunks r at a time.
+  const int rest = m - full_groups * group;
+  const int j = k - in_full_groups;
+  return {j / rest, full_groups * group + j % rest};
+}
+
+// The group size the schedule uses: Megatron's when given, else torch's rounds.
+int group_of(const ScheduleParams& params) {
+  return params.microbatch_group > 0 ? params.microbatch_group : params.m / rounds_of(params);
 }
 
 }  // namespace
@@ -39,6 +55,23 @@ std::optional<std::string> check_interleaved(const ScheduleParams& params) {
   if (params.v < 2) {
     return "needs v >= 2: it interleaves several chunks per device (got v = " + std::to_string(params.v) +
            "; with one chunk it is plain 1F1B, use 1f1b)";
+  }
+  if (params.microbatch_group > 0) {
+    // Megatron-LM's checks on microbatch_group_size_per_vp_stage (ValueError and RuntimeError in
+    // forward_backward_pipelining_with_interleaving).
+    const int group = params.microbatch_group;
+    if (group < params.p || group > params.m) {
+      return "needs the micro-batch group size in [p, m] = [" + std::to_string(params.p) + ", " +
+             std::to_string(params.m) + "] (got " + std::to_string(group) +
+             "), as Megatron-LM's microbatch_group_size_per_vp_stage";
+    }
+    const int rest = params.m % group;
+    if (rest != 0 && rest < params.p) {
+      return "needs the micro-batch group size to leave m mod N = 0 or >= p (got m = " + std::to_string(params.m) +
+             ", N = " + std::to_string(group) + ", remainder " + std::to_string(rest) + " < p = " +
+             std::to_string(params.p) + "): a short last group leaves dependency bubbles, and Megatron-LM refuses it";
+    }
+    return std::nullopt;
   }
   const int rounds = rounds_of(params);
   if (params.m % rounds != 0) {
@@ -54,13 +87,13 @@ ActionStream interleaved_one_f_one_b_device(ScheduleParams params, int d) {
   const int p = params.p;
   const int v = params.v;
   const int total = params.m * v;  // virtual micro-batches per device
-  const int group = params.m / rounds_of(params);
+  const int group = group_of(params);
   const auto forward = [&](int k) {
-    const VirtualMicrobatch entry = table_entry(k, group, v);
+    const VirtualMicrobatch entry = table_entry(k, group, v, params.m);
     return Action{entry.chunk * p + d, Op::kForward, entry.microbatch};
   };
   const auto backward = [&](int k) {
-    const VirtualMicrobatch entry = table_entry(k, group, v);
+    const VirtualMicrobatch entry = table_entry(k, group, v, params.m);
     return Action{(v - 1 - entry.chunk) * p + d, Op::kBackward, entry.microbatch};
   };
   // Earlier devices run more forwards first: 2 per hop, the time for a gradient to come back.

@@ -16,6 +16,9 @@ struct ScheduleParams {
   int p = 4;
   int m = 8;
   int v = 1;
+  // Megatron-LM's microbatch_group_size_per_vp_stage for interleaved-1f1b: how many micro-batches
+  // pass through one chunk before the next chunk's turn. 0: the schedule's default (torch's rounds).
+  int microbatch_group = 0;
 };
 
 struct Program {

@@ -23,7 +23,8 @@ constexpr std::array kRegistry = {
                  "Megatron's virtual pipeline: v chunks per device, depth-first rounds of micro-batches, then 1F1B; "
                  "bubble (p-1)(F+B) per device, 1/v of 1F1B's",
                  "v >= 2; m a multiple of max(1, floor(m/p)): any m with p | m (Megatron-LM's default), m < p, or "
-                 "equal rounds such as p=4, m=10 (torch's rule)",
+                 "equal rounds such as p=4, m=10 (torch's rule); with --microbatch-group-size N (Megatron's "
+                 "microbatch_group_size_per_vp_stage), p <= N <= m and m mod N = 0 or >= p",
                  "Narayanan et al., SC'21 2.2.2; Megatron-LM schedule table = torch ScheduleInterleaved1F1B", 2,
                  check_interleaved, interleaved_one_f_one_b_streams},
     ScheduleInfo{"looped-bfs",

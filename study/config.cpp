@@ -19,7 +19,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 57> kSettings = {{
+constexpr std::array<SettingInfo, 58> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -29,6 +29,9 @@ constexpr std::array<SettingInfo, 57> kSettings = {{
     {"p", "-p", "N", "pipeline devices (default 4)"},
     {"m", "-m", "N", "micro-batches per step (default 8)"},
     {"v", "-v", "N", "chunks (stages) per device (default 1)"},
+    {"microbatch-group-size", "--microbatch-group-size", "N",
+     "interleaved-1f1b: micro-batches per chunk before the next chunk's turn, Megatron-LM's "
+     "microbatch_group_size_per_vp_stage (default p, or torch's m / max(1, m/p))"},
     {"forward", "--forward", "T[,T...]", "forward time F, one value or one per stage (default 1)"},
     {"backward", "--backward", "T[,T...]", "full backward time B = I + W (default 2)"},
     {"weight", "--weight", "T[,T...]", "weight-gradient time W, for schedules that split B (default B/2)"},
@@ -344,6 +347,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.params.m = parse_count(text, source);
   else if (key == "v")
     scenario.params.v = parse_count(text, source);
+  else if (key == "microbatch-group-size")
+    scenario.params.microbatch_group = parse_count(text, source);
   else if (key == "forward")
     scenario.forward = list_from_text<Duration>(text, source, parse_duration);
   else if (key == "backward")
@@ -488,7 +493,7 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
       apply_setting_text(key, value.get<bool>() ? "true" : "false", source, scenario);
     } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
-               key == "bucket-size") {
+               key == "bucket-size" || key == "microbatch-group-size") {
       apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
     } else if (key == "overlap-p2p-comm") {  // null: Megatron's default, as a report's scenario writes it
       scenario.overlap_p2p_comm.reset();
@@ -556,6 +561,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
   out["p"] = scenario.params.p;
   out["m"] = scenario.params.m;
   out["v"] = scenario.params.v;
+  if (scenario.params.microbatch_group > 0) out["microbatch-group-size"] = scenario.params.microbatch_group;
   if (!scenario.model.empty()) {
     // The model derives every cost; its inputs are the scenario.
     const TrainingLayout& layout = scenario.layout;

@@ -81,7 +81,10 @@ std::vector<ByteCount> split_bytes(const std::vector<ByteCount>& list, int k) {
 
 std::string constraint_error(const Scenario& scenario, const ScheduleInfo& info, const std::string& why) {
   // Checks say "needs v ..." or "needs m ...": the error names the flag or JSON path of that parameter.
-  const std::string key = why.starts_with("needs m") ? "m" : why.starts_with("needs v") ? "v" : "schedule";
+  const std::string key = why.starts_with("needs the micro-batch group") ? "microbatch-group-size"
+                          : why.starts_with("needs m")                   ? "m"
+                          : why.starts_with("needs v")                   ? "v"
+                                                                         : "schedule";
   return scenario.source_of(key) + ": " + std::string(info.name) + " " + why;
 }
 
@@ -152,6 +155,11 @@ void check_scenario(const Scenario& scenario) {
   for (const auto& name : scenario.schedules) {
     if (find_schedule(name) == nullptr) {
       throw InputError(unknown_schedule(scenario, name));
+    }
+    // Only Megatron's interleaved schedule has a micro-batch group; elsewhere the flag would be ignored.
+    if (scenario.params.microbatch_group > 0 && name != "interleaved-1f1b") {
+      throw InputError(scenario.source_of("microbatch-group-size") +
+                       ": only interleaved-1f1b takes a micro-batch group size, not " + name);
     }
   }
   for (const auto& list : {std::cref(scenario.forward), std::cref(scenario.backward)}) {

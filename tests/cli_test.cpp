@@ -116,6 +116,25 @@ TEST_CASE("fewer micro-batches than devices simulates a partial pipeline", "[cli
   CHECK(json["makespan"].get<double>() == Approx((2 + 8 - 1) * 3.0));
 }
 
+TEST_CASE("A micro-batch group size runs Megatron's group order, and --microbatch-group-size is named when refused", "[cli]") {
+  const CliRun run = cli({"run", "-s", "interleaved-1f1b", "-p", "4", "-m", "9", "-v", "2",
+                          "--microbatch-group-size", "5", "--format", "json"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  const auto json = nlohmann::json::parse(run.out);
+  CHECK(json["scenario"]["microbatch-group-size"] == 5);
+  // Device 0 warms up with N + 2(p-1) = 11 forwards: 12 stashes at the peak, one more than N = 4's 11.
+  CHECK(json["per_device"][0]["peak_stashed"].get<double>() == 12);
+  const CliRun short_rest =
+      cli({"run", "-s", "interleaved-1f1b", "-p", "4", "-m", "8", "-v", "2", "--microbatch-group-size", "5"});
+  CHECK(short_rest.status == ppsim::kExitBadInput);
+  CHECK(short_rest.err.starts_with("ppsim: error: --microbatch-group-size: interleaved-1f1b needs the micro-batch "
+                                   "group size to leave m mod N = 0 or >= p"));
+  const CliRun other = cli({"run", "-s", "1f1b", "--microbatch-group-size", "4"});
+  CHECK(other.status == ppsim::kExitBadInput);
+  CHECK(other.err == "ppsim: error: --microbatch-group-size: only interleaved-1f1b takes a micro-batch group size, "
+                     "not 1f1b\n");
+}
+
 TEST_CASE("the same inputs give the same output bytes", "[cli]") {
   const std::vector<std::string> args{
       "compare",         "-s",  "gpipe,1f1b",  "-p",  "5",        "-m",   "7",         "--latency", "0.3",

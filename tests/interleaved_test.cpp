@@ -24,6 +24,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/uniform_cost_model.hpp"
@@ -271,4 +272,82 @@ TEST_CASE("Interleaved 1F1B and looped BFS at every accepted p <= 8, m <= 4p, v 
     }
   }
   CHECK(simulated > 100);
+}
+
+// Megatron-LM's microbatch_group_size_per_vp_stage (N): the goldens were written by a Python port of
+// get_schedule_table and the warmup count of forward_backward_pipelining_with_interleaving
+// (Megatron-LM d98e8a64), including a short last group (m mod N >= p).
+TEST_CASE("Interleaved 1F1B with Megatron's micro-batch group size matches get_schedule_table's order",
+          "[interleaved]") {
+  const auto [p, m, group] = GENERATE(std::make_tuple(4, 10, 5), std::make_tuple(2, 5, 3), std::make_tuple(4, 9, 5),
+                                      std::make_tuple(8, 20, 12));
+  const std::string file = "interleaved-1f1b_p" + std::to_string(p) + "_m" + std::to_string(m) + "_v2_group" +
+                           std::to_string(group) + ".csv";
+  INFO(file);
+  const auto rows = read_schedule_csv(std::string(PPSIM_GOLDEN_DIR) + "/" + file);
+  ppsim::ScheduleParams params{p, m, 2};
+  params.microbatch_group = group;
+  REQUIRE_FALSE(ppsim::check_interleaved(params).has_value());
+  const ppsim::Program program = ppsim::build_interleaved_one_f_one_b(params);
+  REQUIRE_FALSE(ppsim::validate_program(program).has_value());
+  REQUIRE(rows.size() == static_cast<std::size_t>(p));
+  for (std::size_t d = 0; d < rows.size(); ++d) {
+    INFO("device " << d);
+    CHECK(program.actions[d] == rows[d]);
+    // The warmup grows with the group: (v-1)N + 2(p-1-d) forwards, then the steady state's first
+    // forward, before the first backward.
+    const int warmup = std::min(group + 2 * (p - 1 - static_cast<int>(d)), 2 * m);
+    const auto first_backward = std::find_if(rows[d].begin(), rows[d].end(),
+                                             [](const Action& a) { return a.op == Op::kBackward; });
+    CHECK(first_backward - rows[d].begin() == warmup + (warmup < 2 * m ? 1 : 0));
+  }
+}
+
+TEST_CASE("Interleaved 1F1B refuses the group sizes Megatron-LM refuses, and N = p is the default order",
+          "[interleaved]") {
+  const auto with_group = [](int p, int m, int group) {
+    ppsim::ScheduleParams params{p, m, 2};
+    params.microbatch_group = group;
+    return params;
+  };
+  // Outside [p, m]: Megatron's ValueError.
+  for (const auto& params : {with_group(4, 8, 3), with_group(4, 8, 9)}) {
+    const auto why = ppsim::check_interleaved(params);
+    REQUIRE(why.has_value());
+    CHECK(why->starts_with("needs the micro-batch group size in [p, m] = [4, 8]"));
+  }
+  // A last group shorter than p: Megatron's RuntimeError (p=4, m=8, N=5 leaves 3).
+  const auto short_rest = ppsim::check_interleaved(with_group(4, 8, 5));
+  REQUIRE(short_rest.has_value());
+  CHECK(short_rest->find("remainder 3 < p = 4") != std::string::npos);
+  // torch's two rounds of 5 at m = 10 are Megatron's N = 5; m = 9 splits into no equal rounds, yet
+  // N = 5 leaves a last group of 4 = p, which Megatron accepts.
+  CHECK(ppsim::build_interleaved_one_f_one_b(with_group(4, 10, 5)).actions ==
+        ppsim::build_interleaved_one_f_one_b({4, 10, 2}).actions);
+  CHECK(ppsim::check_interleaved({4, 9, 2}).has_value());
+  CHECK_FALSE(ppsim::check_interleaved(with_group(4, 9, 5)).has_value());
+  // N = p is Megatron's default, the order without the flag.
+  CHECK(ppsim::build_interleaved_one_f_one_b(with_group(4, 12, 4)).actions ==
+        ppsim::build_interleaved_one_f_one_b({4, 12, 2}).actions);
+}
+
+TEST_CASE("Interleaved 1F1B at every group size Megatron accepts for p <= 6, m <= 3p is valid and keeps the invariants",
+          "[interleaved]") {
+  const ppsim::UniformCostModel model(ppsim::slow_link_costs());
+  int simulated = 0;
+  for (int p = 1; p <= 6; ++p) {
+    for (int m = 1; m <= 3 * p; ++m) {
+      for (int group = p; group <= m; ++group) {
+        ppsim::ScheduleParams params{p, m, 3};
+        params.microbatch_group = group;
+        if (ppsim::check_interleaved(params)) continue;
+        INFO("p=" << p << " m=" << m << " N=" << group);
+        const ppsim::Program program = ppsim::build_interleaved_one_f_one_b(params);
+        REQUIRE_FALSE(ppsim::validate_program(program).has_value());
+        ppsim::run_checked(program, model, ppsim::CommMode::kOverlap);
+        ++simulated;
+      }
+    }
+  }
+  CHECK(simulated > 50);
 }
