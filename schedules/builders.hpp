@@ -46,6 +46,10 @@ std::optional<std::string> check_zero_bubble_v(const ScheduleParams& params);
 ScheduleStreams zero_bubble_v_streams(const ScheduleParams& params);
 inline Program build_zero_bubble_v(const ScheduleParams& params) { return collect_program(zero_bubble_v_streams(params)); }
 
+// torch's ScheduleInterleavedZeroBubble: interleaved chunks with the backward split into I and W.
+std::optional<std::string> check_interleaved_zero_bubble(const ScheduleParams& params);
+ScheduleStreams interleaved_zero_bubble_streams(const ScheduleParams& params);
+
 // DeepSeek's DualPipeV: two chunks per device on the V mapping, with overlapped F&B ops.
 std::optional<std::string> check_dualpipev(const ScheduleParams& params);
 ScheduleStreams dualpipev_streams(const ScheduleParams& params);

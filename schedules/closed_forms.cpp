@@ -95,6 +95,26 @@ double loop_messages(const FormulaInput& in, int) {
   return in.params.p > 1 ? 2 * m_of(in) * (p_of(in) * v_of(in) - 1) : 0.0;
 }
 
+// Interleaved zero bubble with p | m (rounds of r = p): device d's warmup of vp-1-d forwards ends just
+// as its first I can start, one I per hop back up, and its W's fill every later wait, so at
+// F = I = W = t only the fill of p-1 ops is left: (3mv + p - 1)t (simulated over the grid of
+// formulas --check, torch ScheduleInterleavedZeroBubble's order). Its stash: vp-d forwards in flight
+// when the first I starts, and d stashes that only W still needs.
+bool interleaved_zb_rounds(const FormulaInput& in) { return in.params.m % in.params.p == 0; }
+bool interleaved_zb_balanced(const FormulaInput& in) {
+  const double i = in.backward - in.weight;
+  return free_links(in) && in.forward == i && in.weight == i && interleaved_zb_rounds(in);
+}
+double interleaved_zb_makespan(const FormulaInput& in, int) {
+  return (3 * m_of(in) * v_of(in) + p_of(in) - 1) * in.forward;
+}
+double interleaved_zb_bubble_ratio(const FormulaInput& in, int) {
+  return (p_of(in) - 1) / (3 * m_of(in) * v_of(in) + p_of(in) - 1);
+}
+double interleaved_zb_peak(const FormulaInput& in, int device) {
+  return v_of(in) * p_of(in) - device + device * in.weight_stash_fraction;
+}
+
 // ZB-H1 and ZB-H2 (Qi et al., ICLR 2024 2.1-2.3): with T_F = F, T_B = I = B - W and T_W = W,
 // device d idles (p-1-d)X inside its own span, X = T_F + T_B - T_W (H1) or T_F + T_B - 2T_W (H2),
 // so device 0's bubble is the paper's (p-1)X; peak memory (p-d)M_B + d M_W and (2p-2d-1)M_B + 2d M_W.
@@ -179,6 +199,16 @@ constexpr std::array kForms = {
                "Megatron-LM warmup count; torch ScheduleInterleaved1F1B", always, interleaved_peak},
     ClosedForm{"interleaved-1f1b", Figure::kMessages, "2m(pv-1): about v times 1F1B's", kOrderOnly,
                "one per stage boundary", always, loop_messages},
+    ClosedForm{"interleaved-zb", Figure::kMakespan, "(3mv+p-1)F: the fill only, at F = I = W per chunk",
+               "F = I = W, free links, p | m", "simulated (tests/interleaved_zero_bubble_test.cpp)",
+               interleaved_zb_balanced, interleaved_zb_makespan},
+    ClosedForm{"interleaved-zb", Figure::kBubbleRatio, "(p-1)/(3mv+p-1)", "F = I = W, free links, p | m",
+               "simulated (tests/interleaved_zero_bubble_test.cpp)", interleaved_zb_balanced,
+               interleaved_zb_bubble_ratio},
+    ClosedForm{"interleaved-zb", Figure::kPeakStashed, "(vp-d) M_B + d M_W, p | m", "any costs and links, p | m",
+               "torch ScheduleInterleavedZeroBubble warmup count", interleaved_zb_rounds, interleaved_zb_peak},
+    ClosedForm{"interleaved-zb", Figure::kMessages, "2m(pv-1)", kOrderOnly, "one per stage boundary", always,
+               loop_messages},
     ClosedForm{"looped-bfs", Figure::kMakespan, "(max(m,p)v + min(m,p) - 1)(F+B)", "uniform costs, free links",
                "derived (tests/interleaved_test.cpp); Lamy-Poirier, arXiv 2211.05953", looped_bfs_free,
                looped_bfs_makespan},

@@ -46,6 +46,12 @@ constexpr std::array kRegistry = {
                  "v = 1; m >= 2p-1 (device 0 runs 2p-1 forwards before its first I)",
                  "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 2.2, Fig. 3", 1, check_zero_bubble_h2,
                  zero_bubble_h2_streams},
+    ScheduleInfo{"interleaved-zb",
+                 "interleaved zero bubble: v looped chunks as interleaved 1F1B, backward split into I and W, "
+                 "device d holds d W's back; warmup (v-1)r + p-1-d forwards, one per hop",
+                 "any v >= 1 (default 2); m a multiple of max(1, floor(m/p)), as torch requires",
+                 "Qi et al., Zero Bubble PP, ICLR 2024; torch.distributed.pipelining ScheduleInterleavedZeroBubble",
+                 2, check_interleaved_zero_bubble, interleaved_zero_bubble_streams},
     ScheduleInfo{"zbv",
                  "ZB-V: two chunks per device on a V, backward split into I and W; zero bubble at F = I = W "
                  "once m >= 2p-1, with 1F1B's peak activation memory",
@@ -84,6 +90,7 @@ std::string name_key(std::string_view name) {
 // Names of other projects that are not a registry name's key.
 constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"zbvzerobubble", "zbv"},           // torch's ScheduleZBVZeroBubble
+    {"interleavedzerobubble", "interleaved-zb"},  // torch's ScheduleInterleavedZeroBubble
     {"interleaved", "interleaved-1f1b"},  // Megatron-LM's interleaved schedule (virtual pipeline)
 };
 

@@ -30,6 +30,8 @@ TEST_CASE("A schedule resolves in any case and by torch's class names and Megatr
       {"ScheduleZBVZeroBubble", "zbv"},
       {"DualPipeV", "dualpipev"},
       {"ScheduleDualPipeV", "dualpipev"},
+      {"InterleavedZeroBubble", "interleaved-zb"},
+      {"ScheduleInterleavedZeroBubble", "interleaved-zb"},
   }));
   INFO(typed);
   REQUIRE(ppsim::resolve_schedule(typed) == ppsim::find_schedule(name));
@@ -51,7 +53,7 @@ TEST_CASE("A schedule resolves in any case and by torch's class names and Megatr
 }
 
 TEST_CASE("A name that is none of them is refused with the registry's names", "[cli][names]") {
-  for (const char* typed : {"ZeroBubbleV", "Schedule", "1f1bb", "interleaved-zb"}) {
+  for (const char* typed : {"ZeroBubbleV", "Schedule", "1f1bb", "interleaved-zbv"}) {
     INFO(typed);
     CHECK(ppsim::resolve_schedule(typed) == nullptr);
     const CliRun run = cli({"run", "-s", typed, "-p", "4", "-m", "8"});
