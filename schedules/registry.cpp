@@ -36,15 +36,19 @@ constexpr std::array kRegistry = {
     ScheduleInfo{"zb-h1",
                  "zero bubble H1: 1F1B with B split into I and W, device d holds d W's back; 1F1B's peak memory, "
                  "a third of its bubble at F = I = W",
-                 "v = 1; m >= p (the last device reaches its first F, I, W only at micro-batch p)",
+                 "v = 1; any m (below m = p the zero-bubble repository's hand-written order, where its bubble "
+                 "and memory formulas do not hold yet)",
                  "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 2.1, Fig. 3; Megatron-DeepSpeed "
                  "deepspeed_zbh1_schedule.py",
                  1, check_zero_bubble_h1, zero_bubble_h1_streams},
     ScheduleInfo{"zb-h2",
                  "zero bubble H2: 2p-1 micro-batches in flight, device d holds 2d W's back; no idle inside any "
                  "device's span at F = I = W",
-                 "v = 1; m >= 2p-1 (device 0 runs 2p-1 forwards before its first I)",
-                 "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 2.2, Fig. 3", 1, check_zero_bubble_h2,
+                 "v = 1; any m (below m = 2p-1 device d holds 2d-(2p-1-m) W's, as the zero-bubble repository's "
+                 "scheduler does)",
+                 "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 2.2, Fig. 3; sail-sg zero-bubble "
+                 "scheduler/zb.py below m = 2p-1",
+                 1, check_zero_bubble_h2,
                  zero_bubble_h2_streams},
     ScheduleInfo{"interleaved-zb",
                  "interleaved zero bubble: v looped chunks as interleaved 1F1B, backward split into I and W, "

@@ -14,8 +14,10 @@
 //   then those d W's, which fill the tail where 1F1B idles.
 // In the paper's notation (T_B = I's time), device 0 idles (p-1)(T_F+T_B-T_W) between its first and last
 // op when T_W <= T_F, and device d holds at most p-d full stashes plus d that only W still needs:
-// (p-d)·M_B + d·M_W, so p·M_B on device 0, as 1F1B. The check refuses m < p: the last device would
-// never reach its steady state and neither figure would hold (1f1b covers those sizes).
+// (p-d)·M_B + d·M_W, so p·M_B on device 0, as 1F1B. With m < p the same rule gives the zero-bubble
+// repository's hand-written ZB-H1 (branch zb-h1-quick-start, Megatron's 1F1B with warmup min(p-d-1, m)
+// and W's held d back): the last devices never reach their steady state, and the closed forms above
+// hold only from m = p on.
 #include <algorithm>
 
 #include "schedules/builders.hpp"
@@ -25,13 +27,6 @@ namespace ppsim {
 
 std::optional<std::string> check_zero_bubble_h1(const ScheduleParams& params) {
   if (auto why = check_single_chunk(params)) return why;
-  // Device d holds its W's back for d pairs F, I; with m < p the last devices never reach their
-  // steady state, so the schedule is no longer ZB-H1 (its bubble and memory formulas fail).
-  if (params.m < params.p) {
-    return "needs m >= p: device d holds its W's back for d pairs F, I, so the last device reaches its first "
-           "F, I, W only at micro-batch p (got p = " +
-           std::to_string(params.p) + ", m = " + std::to_string(params.m) + "; use 1f1b for m < p)";
-  }
   return std::nullopt;
 }
 

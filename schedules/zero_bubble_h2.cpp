@@ -17,7 +17,9 @@
 // In the paper's notation (T_B = I's time), device 0 idles (p-1)(T_F+T_B-2T_W) between its first and
 // last op when T_W <= T_F and T_W <= T_B, none at T_F = T_B = T_W: the paper drops the optimizer-step
 // synchronisation so the parallelogram tiles. Device d holds at most 2p-2d-1 full stashes plus 2d that
-// only W still needs: (2p-2d-1)·M_B + 2d·M_W, so (2p-1)·M_B on device 0.
+// only W still needs: (2p-2d-1)·M_B + 2d·M_W, so (2p-1)·M_B on device 0. Below m = 2p-1 device d holds
+// 2d - (2p-1-m) W's instead, the order the zero-bubble repository's scheduler builds there (see
+// zero_bubble_h2_device); the closed forms hold from m = 2p-1 on.
 #include <algorithm>
 
 #include "schedules/builders.hpp"
@@ -27,19 +29,15 @@ namespace ppsim {
 
 std::optional<std::string> check_zero_bubble_h2(const ScheduleParams& params) {
   if (auto why = check_single_chunk(params)) return why;
-  // Device 0 runs 2p-1 forwards before its first I; with fewer micro-batches it cannot fill the wait
-  // for the first I, the schedule is no longer ZB-H2 and its bubble and memory formulas fail.
-  const int needed = 2 * params.p - 1;
-  if (params.m < needed) {
-    return "needs m >= 2p-1: device 0 runs 2p-1 forwards before its first input gradient (got p = " +
-           std::to_string(params.p) + ", m = " + std::to_string(params.m) + ", so m >= " + std::to_string(needed) +
-           "; use zb-h1 or 1f1b with fewer micro-batches)";
-  }
   return std::nullopt;
 }
 
 ActionStream zero_bubble_h2_device(ScheduleParams params, int d) {
-  return held_weight_order(d, params.m, 2 * (params.p - d - 1), 2 * d);
+  // Below 2p-1 micro-batches the first I comes back before device d has 2d W's to hold: it holds
+  // 2d - (2p-1-m), which is what the zero-bubble repository's scheduler (zb.py, memory limit 2p)
+  // builds there, so its W's fill the waits it has instead of piling up at the end.
+  const int short_by = std::max(0, 2 * params.p - 1 - params.m);
+  return held_weight_order(d, params.m, 2 * (params.p - d - 1), std::max(0, 2 * d - short_by));
 }
 
 ScheduleStreams zero_bubble_h2_streams(const ScheduleParams& params) {
