@@ -50,6 +50,11 @@ inline Program build_zero_bubble_v(const ScheduleParams& params) { return collec
 std::optional<std::string> check_interleaved_zero_bubble(const ScheduleParams& params);
 ScheduleStreams interleaved_zero_bubble_streams(const ScheduleParams& params);
 
+// V-Half and V-Min (Qi et al., NeurIPS 2024): V schedules at 1/2 and 1/3 of 1F1B's activation memory.
+std::optional<std::string> check_controllable_memory_v(const ScheduleParams& params);
+ScheduleStreams v_half_streams(const ScheduleParams& params);
+ScheduleStreams v_min_streams(const ScheduleParams& params);
+
 // DeepSeek's DualPipeV: two chunks per device on the V mapping, with overlapped F&B ops.
 std::optional<std::string> check_dualpipev(const ScheduleParams& params);
 ScheduleStreams dualpipev_streams(const ScheduleParams& params);

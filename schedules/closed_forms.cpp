@@ -95,6 +95,31 @@ double loop_messages(const FormulaInput& in, int) {
   return in.params.p > 1 ? 2 * m_of(in) * (p_of(in) * v_of(in) - 1) : 0.0;
 }
 
+// V-Half and V-Min (Qi et al., NeurIPS 2024; the zero-bubble repository's zbv_greedy.py). The paper
+// gives their activation memory as (p+2)//2 and (p+4)//3 micro-batches, i.e. p+2 (p even), p+1 (p odd)
+// and 2 floor((p+4)/3) stage stashes against 1F1B's 2p, and their bubbles as about 1/2 and 2/3 of
+// 1F1B's. At F = I = W = t the makespan is the work 6mt plus (3p-7)t and (4p-5)t (p even; 3p-4 odd;
+// 4p-7 when 3 | p): simulated over formulas --check's grid, the repository's own timing agrees.
+bool v_half_sized(const FormulaInput& in) { return in.params.v == 2 && in.params.m > in.params.p; }
+bool v_min_sized(const FormulaInput& in) {
+  return in.params.v == 2 && in.params.m >= in.params.p && in.params.p % 3 != 2;
+}
+bool v_unit_costs(const FormulaInput& in) {
+  const double i = in.backward - in.weight;
+  return free_links(in) && in.forward == i && in.weight == i && in.params.v == 2 &&
+         in.params.m >= 2 * in.params.p - 1;
+}
+bool v_half_balanced(const FormulaInput& in) { return v_unit_costs(in) && in.params.p >= 3; }
+bool v_min_balanced(const FormulaInput& in) { return v_unit_costs(in) && in.params.p >= 2; }
+double v_half_makespan(const FormulaInput& in, int) {
+  return (6 * m_of(in) + 3 * p_of(in) - (in.params.p % 2 == 0 ? 7 : 4)) * in.forward;
+}
+double v_min_makespan(const FormulaInput& in, int) {
+  return (6 * m_of(in) + 4 * p_of(in) - (in.params.p % 3 == 0 ? 7 : 5)) * in.forward;
+}
+double v_half_peak(const FormulaInput& in, int) { return 2.0 * ((in.params.p + 2) / 2); }
+double v_min_peak(const FormulaInput& in, int) { return 2.0 * ((in.params.p + 4) / 3); }
+
 // Interleaved zero bubble with p | m (rounds of r = p): device d's warmup of vp-1-d forwards ends just
 // as its first I can start, one I per hop back up, and its W's fill every later wait, so at
 // F = I = W = t only the fill of p-1 ops is left: (3mv + p - 1)t (simulated over the grid of
@@ -237,6 +262,22 @@ constexpr std::array kForms = {
                "Qi et al., ICLR 2024 2.3", h2_sized, h2_peak},
     ClosedForm{"zb-h2", Figure::kMessages, "2m(p-1)", kOrderOnly, "one per stage boundary", always,
                single_chunk_messages},
+    ClosedForm{"v-half", Figure::kPeakStashed, "2 floor((p+2)/2) stage stashes: (p+2)//2 micro-batches, half of 1F1B's p",
+               "any costs and links, m > p", "Qi et al., Controllable Memory, NeurIPS 2024", v_half_sized,
+               v_half_peak},
+    ClosedForm{"v-half", Figure::kMakespan, "(6m+3p-7)F, p even; (6m+3p-4)F, p odd: about half of 1F1B's bubble",
+               "F = I = W, free links, p >= 3, m >= 2p-1", "simulated (tests/controllable_memory_v_test.cpp)",
+               v_half_balanced, v_half_makespan},
+    ClosedForm{"v-half", Figure::kMessages, "2m(2p-2)", kOrderOnly, "one per stage boundary that crosses devices",
+               always, v_messages},
+    ClosedForm{"v-min", Figure::kPeakStashed, "2 floor((p+4)/3) stage stashes: (p+4)//3 micro-batches, a third of 1F1B's",
+               "any costs and links, m >= p, p mod 3 != 2 (else device 0 holds one fewer)", "Qi et al., Controllable Memory, NeurIPS 2024", v_min_sized,
+               v_min_peak},
+    ClosedForm{"v-min", Figure::kMakespan, "(6m+4p-5)F; (6m+4p-7)F when 3 | p: about 2/3 of 1F1B's bubble",
+               "F = I = W, free links, p >= 2, m >= 2p-1", "simulated (tests/controllable_memory_v_test.cpp)",
+               v_min_balanced, v_min_makespan},
+    ClosedForm{"v-min", Figure::kMessages, "2m(2p-2)", kOrderOnly, "one per stage boundary that crosses devices",
+               always, v_messages},
     ClosedForm{"dualpipev", Figure::kMakespan, "(6m+2p-2)F", "F = I = W, F&B = F+B, free links, m >= 2p",
                "derived (tests/dualpipe_v_test.cpp)", dualpipev_balanced, dualpipev_makespan},
     ClosedForm{"dualpipev", Figure::kBubbleRatio, "(p-1)/(3m+p-1)", "F = I = W, F&B = F+B, free links, m >= 2p",

@@ -64,6 +64,20 @@ constexpr std::array kRegistry = {
                  "Qi et al., ZB-V (Zero Bubble PP, ICLR 2024, and Controllable Memory, NeurIPS 2024); "
                  "torch.distributed.pipelining ScheduleZBVZeroBubble",
                  2, check_zero_bubble_v, zero_bubble_v_streams},
+    ScheduleInfo{"v-half",
+                 "V-Half: two chunks per device on a V, backward split into I and W, built from a repeating block "
+                 "whose lifespan holds half of 1F1B's activations; about half of 1F1B's bubble",
+                 "v = 2 (device d holds stages d and 2p-1-d); any p >= 1, m >= 1",
+                 "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024; sail-sg "
+                 "zero-bubble zbv_greedy.py (--zero-bubble-v-schedule-mem-setup half)",
+                 2, check_controllable_memory_v, v_half_streams, /*bounded_window=*/false},
+    ScheduleInfo{"v-min",
+                 "V-Min: the V with the shortest building block, a third of 1F1B's activations; about two thirds "
+                 "of 1F1B's bubble at F = I = W",
+                 "v = 2 (device d holds stages d and 2p-1-d); any p >= 1, m >= 1",
+                 "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024; sail-sg "
+                 "zero-bubble zbv_greedy.py (--zero-bubble-v-schedule-mem-setup min)",
+                 2, check_controllable_memory_v, v_min_streams, /*bounded_window=*/false},
     ScheduleInfo{"dualpipev",
                  "DeepSeek's DualPipeV: two chunks per device on a V; in the steady state each forward overlaps the "
                  "other chunk's full backward (OVERLAP_F_B); I/W split in warmup and drain; stashes 2p+1 stages",
