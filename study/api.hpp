@@ -25,6 +25,7 @@
 #include "study/schedule_loader.hpp"
 #include "study/sweep_runner.hpp"
 #include "study/sweep_study.hpp"
+#include "study/synth_study.hpp"
 #include "study/version.hpp"
 
 namespace ppsim {
@@ -58,6 +59,8 @@ void default_compare_schedules(Scenario& scenario);
 // ppsim export: export_schedule (study/schedule_loader.hpp), a schedule's per-device actions as
 // torch.distributed.pipelining's CSV (or JSON with --format json).
 // ppsim models: write_preset_list (study/preset_list.hpp).
+
+// ppsim synth: write_synth (study/synth_study.hpp), a schedule found by search under a memory limit.
 
 // ppsim schedules: the registry as text, and as data (--format json): name, summary, constraints,
 // source and default v of each schedule. ppsim models --format json: preset_list_json.

@@ -304,6 +304,24 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
         "--check", check,
         "compare every closed form with simulation over a grid inside its regime; exit 1 on a deviation");
   }
+  ScenarioFlags synth_flags;
+  SynthSettings synth_settings;
+  CLI::App* synth = app.add_subcommand(
+      "synth", "search per-device orders of F, I and W for the shortest step under a per-device memory limit");
+  scenario_flags_for("synth", *synth, synth_flags);
+  if (plan.registers("synth")) {
+    synth->add_option("--memory-limit", synth_settings.memory_limit,
+                      "activation memory each device may hold, e.g. 6GiB (required)")
+        ->type_name("B");
+    synth->add_option("--placement", synth_settings.placement,
+                      "loop (stage s on device s mod p) or v (device d holds stages d and 2p-1-d; default for -v 2)")
+        ->type_name("WHAT");
+    synth->add_option("--time-limit", synth_settings.time_limit,
+                      "stop the search after this long (default 10 s); within it the result is deterministic")
+        ->type_name("T");
+    synth->add_option("-o,--output", synth_settings.output, "write the order as torch.distributed.pipelining's CSV")
+        ->type_name("FILE.csv");
+  }
   SweepCommands sweep_commands;  // ppsim sweep and ppsim merge (sweep_cli.cpp)
   add_sweep_commands(app, sweep_commands, plan.registers("sweep"), plan.registers("merge"));
   if (visit != nullptr) {
@@ -351,6 +369,8 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
       } else {
         write_file_atomically(export_path, text, "-o");
       }
+    } else if (synth->parsed()) {
+      write_synth(scenario_from(synth_flags, err), synth_settings, out);
     } else if (formulas->parsed()) {
       return write_formulas_study(scenario_from(formula_flags, err), check, out) ? kExitOk : kExitFailure;
     } else if (compare->parsed()) {
