@@ -177,6 +177,17 @@ def test_export_lists_ppsim_exports_actions():
     assert ppsim.export("interleaved-1f1b", 2, 4, v=2)["actions"][0][:3] == ["0F0", "0F1", "2F0"]
 
 
+def test_synth_is_the_clis(tmp_path):
+    settings = dict(p=4, m=8, forward="1,1,1,1.5", backward="2,2,2,3", activation_bytes="1GiB")
+    found = ppsim.synth("4 GiB", output=tmp_path / "found.csv", **settings)
+    flags = ["-p", "4", "-m", "8", "--forward", "1,1,1,1.5", "--backward", "2,2,2,3", "--activation-bytes", "1GiB"]
+    assert found == cli_json("synth", *flags, "--memory-limit", "4 GiB", "-o", str(tmp_path / "cli.csv"), "--format", "json")
+    assert (tmp_path / "found.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
+    assert ppsim.run(schedule_file=str(tmp_path / "found.csv"), **settings)["makespan"] == found["synth"]["makespan"]
+    with pytest.raises(ppsim.InputError, match="--memory-limit"):
+        ppsim.synth("1 B", **settings)
+
+
 def test_lists_equal_the_clis_json_lists():
     assert ppsim.schedules() == cli_json("schedules", "--format", "json")
     assert ppsim.models() == cli_json("models", "--format", "json")

@@ -94,6 +94,14 @@ std::string export_schedule(const std::string& settings, bool lowered) {
   return ppsim::export_schedule(scenario, lowered);
 }
 
+std::string synth(const std::string& settings, const ppsim::SynthSettings& search) {
+  ppsim::Scenario scenario = ppsim::scenario_from_settings(parse_settings(settings, "ppsim.synth"), "ppsim.synth");
+  scenario.format = ppsim::OutputFormat::kJson;
+  std::ostringstream out;
+  ppsim::write_synth(scenario, search, out);
+  return out.str();
+}
+
 std::string check(const std::string& path, double rtol, double atol, const std::vector<std::string>& only) {
   ppsim::CheckOptions options;
   options.rtol = rtol;
@@ -186,6 +194,13 @@ PYBIND11_MODULE(_core, module) {
         return released([&] { return check(path, rtol, atol, only); });
       },
       "ppsim check: the figures that moved, as JSON text");
+  module.def(
+      "synth",
+      [](const std::string& settings, const std::string& memory_limit, const std::string& placement,
+         const std::string& time_limit, const std::string& output) {
+        return released([&] { return synth(settings, {memory_limit, placement, time_limit, output}); });
+      },
+      "ppsim synth --format json");
   module.def("schedules", [] { return ppsim::schedule_list_json().dump(); }, "ppsim schedules --format json");
   module.def("models", [] { return ppsim::preset_list_json().dump(); }, "ppsim models --format json");
 }

@@ -21,7 +21,7 @@ from ._core import InputError, ScheduleError
 
 __version__ = _core.__version__
 __git_revision__ = _core.__git_revision__  # the commit it was built from, as `ppsim --version` says
-__all__ = ["run", "compare", "sweep", "merge", "export", "check", "formulas", "schedules", "models", "records",
+__all__ = ["run", "compare", "sweep", "merge", "export", "synth", "check", "formulas", "schedules", "models", "records",
            "InputError", "ScheduleError", "ExpectationError"]
 
 
@@ -113,6 +113,21 @@ def export(schedule, p, m, v=None, lowered=False, **settings):
     if v is not None:
         settings["v"] = v
     return json.loads(_core.export_schedule(_settings_text(settings, "ppsim.export"), bool(lowered)))
+
+
+def synth(memory_limit, *, placement=None, time_limit=None, output=None, **settings):
+    """``ppsim synth --format json``: the figures of the best order found under ``memory_limit``
+    (bytes, or text such as ``"6 GiB"``) per device, with ``synth`` (the search: origin, replays, the
+    registry schedules within the limit); ``output`` writes the order as torch's CSV."""
+    return json.loads(
+        _core.synth(
+            _settings_text(settings, "ppsim.synth"),
+            str(memory_limit),
+            placement or "",
+            "" if time_limit is None else str(time_limit),
+            "" if output is None else os.fspath(output),
+        )
+    )
 
 
 def check(baseline, rtol=1e-9, atol=0.0, only=None):
