@@ -10,6 +10,7 @@
 #include "study/errors.hpp"
 #include "study/output_file.hpp"
 #include "study/study.hpp"
+#include "study/transformer_study.hpp"
 #include "synth/search.hpp"
 #include "synth/stage_costs.hpp"
 
@@ -85,7 +86,8 @@ void write_synth_table(std::ostream& out, const SynthOutcome& outcome, const Sce
 
 void write_synth(const Scenario& given, const SynthSettings& settings, std::ostream& out) {
   check_scenario(given);
-  Scenario scenario = given;
+  // A transformer study reads its files once and takes m from --global-batch, as run does.
+  Scenario scenario = resolve_transformer_scenario(given);
   const int v = scenario.params.v;
   if (v != 1 && v != 2) {
     throw InputError(scenario.source_of("v") + ": synth searches v = 1 or v = 2 chunks per device (got " +

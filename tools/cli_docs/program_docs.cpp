@@ -47,6 +47,7 @@ CommandDocs ppsim_docs(std::string_view data_dir) {
   docs.sections.emplace_back(
       "Examples",
       std::vector<std::string>{"ppsim compare -s gpipe,1f1b,zb-h1 -p 8 -m 32",
+                               "ppsim synth -p 8 -m 32 -v 2 --activation-bytes 1GiB --memory-limit 6GiB -o found.csv",
                                "ppsim run -s interleaved-1f1b --model llama3.1-70b --hardware h100 -t 8 -p 8 "
                                "--global-batch 512 -d 4",
                                "ppsim sweep " + dir + "/studies/m_vs_p_bubble.json -o points.csv"});
