@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "schedules/action_stream.hpp"
 #include "schedules/program.hpp"
@@ -26,6 +27,10 @@ ScheduleStreams gpipe_streams(const ScheduleParams& params);
 inline Program build_gpipe(const ScheduleParams& params) { return collect_program(gpipe_streams(params)); }
 ScheduleStreams one_f_one_b_streams(const ScheduleParams& params);
 inline Program build_one_f_one_b(const ScheduleParams& params) { return collect_program(one_f_one_b_streams(params)); }
+
+// torch's rule for its interleaved schedules: m splits into max(1, floor(m/p)) equal rounds. The
+// reason names `torch_class`, the schedule whose constructor refuses it.
+std::optional<std::string> check_equal_rounds(const ScheduleParams& params, std::string_view torch_class);
 
 // Megatron-LM's interleaved 1F1B (virtual pipeline) and breadth-first looping over the chunks.
 std::optional<std::string> check_interleaved(const ScheduleParams& params);

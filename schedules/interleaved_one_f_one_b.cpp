@@ -73,14 +73,19 @@ std::optional<std::string> check_interleaved(const ScheduleParams& params) {
     }
     return std::nullopt;
   }
-  const int rounds = rounds_of(params);
-  if (params.m % rounds != 0) {
-    return "needs m to be a multiple of max(1, floor(m/p)) = " + std::to_string(rounds) +
-           " (got m = " + std::to_string(params.m) + ", p = " + std::to_string(params.p) +
-           "): micro-batches pass through the chunks in equal rounds, as torch's ScheduleInterleaved1F1B "
-           "requires (Megatron-LM's default needs m % p = 0)";
+  if (auto why = check_equal_rounds(params, "ScheduleInterleaved1F1B")) {
+    return *why + " (Megatron-LM's default needs m % p = 0)";
   }
   return std::nullopt;
+}
+
+std::optional<std::string> check_equal_rounds(const ScheduleParams& params, std::string_view torch_class) {
+  const int rounds = rounds_of(params);
+  if (params.m % rounds == 0) return std::nullopt;
+  return "needs m to be a multiple of max(1, floor(m/p)) = " + std::to_string(rounds) + " (got m = " +
+         std::to_string(params.m) + ", p = " + std::to_string(params.p) +
+         "): micro-batches pass through the chunks in equal rounds, as torch's " + std::string(torch_class) +
+         " requires";
 }
 
 ActionStream interleaved_one_f_one_b_device(ScheduleParams params, int d) {

@@ -29,14 +29,7 @@ int rounds_of(const ScheduleParams& params) { return std::max(1, params.m / para
 
 std::optional<std::string> check_interleaved_zero_bubble(const ScheduleParams& params) {
   // torch's only size check (ScheduleInterleavedZeroBubble.__init__); it accepts v = 1 too.
-  const int rounds = rounds_of(params);
-  if (params.m % rounds != 0) {
-    return "needs m to be a multiple of max(1, floor(m/p)) = " + std::to_string(rounds) +
-           " (got m = " + std::to_string(params.m) + ", p = " + std::to_string(params.p) +
-           "): micro-batches pass through the chunks in equal rounds, as torch's ScheduleInterleavedZeroBubble "
-           "requires";
-  }
-  return std::nullopt;
+  return check_equal_rounds(params, "ScheduleInterleavedZeroBubble");
 }
 
 ActionStream interleaved_zero_bubble_device(ScheduleParams params, int d) {

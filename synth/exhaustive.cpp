@@ -1,5 +1,7 @@
 #include "synth/exhaustive.hpp"
 
+#include "synth/placed_ops.hpp"
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -7,7 +9,6 @@
 namespace ppsim {
 namespace {
 
-constexpr double kNever = std::numeric_limits<double>::infinity();
 // Start times equal up to rounding count as equal: the canonical order breaks their tie by device.
 constexpr double kSlack = 1e-9;
 
@@ -15,17 +16,12 @@ class BranchAndBound {
  public:
   BranchAndBound(const SynthShape& shape, const std::vector<StageCosts>& stages, std::int64_t limit, double upper,
                  std::int64_t budget)
-      : shape_(shape), stages_(stages), limit_(limit), best_makespan_(upper), budget_(budget) {
+      : shape_(shape), stages_(stages), placed_(shape, stages), limit_(limit), best_makespan_(upper), budget_(budget) {
     const auto count = stages.size();
     const auto m = static_cast<std::size_t>(shape.m);
-    forward_end_.assign(count * m, kNever);
-    input_end_.assign(count * m, kNever);
-    next_.assign(count, {0, 0, 0});
-    device_stages_.resize(static_cast<std::size_t>(shape.p));
     remaining_.assign(static_cast<std::size_t>(shape.p), 0);
     for (int s = 0; s < static_cast<int>(count); ++s) {
       const StageCosts& stage = stages[static_cast<std::size_t>(s)];
-      device_stages_[static_cast<std::size_t>(stage.device)].push_back(s);
       remaining_[static_cast<std::size_t>(stage.device)] +=
           static_cast<double>(shape.m) * (stage.forward + stage.input + stage.weight);
     }
@@ -53,26 +49,16 @@ class BranchAndBound {
   }
 
  private:
-  std::size_t at(int stage, int mb) const {
-    return static_cast<std::size_t>(stage) * static_cast<std::size_t>(shape_.m) + static_cast<std::size_t>(mb);
-  }
   double duration(const Action& a) const {
     const StageCosts& stage = stages_[static_cast<std::size_t>(a.stage)];
     return a.op == Op::kForward ? stage.forward : a.op == Op::kBackwardInput ? stage.input : stage.weight;
   }
   double ready(const Action& a) const {
-    const int s = a.stage;
-    const int last = static_cast<int>(stages_.size()) - 1;
-    switch (a.op) {
-      case Op::kForward:
-        return s == 0 ? 0.0 : forward_end_[at(s - 1, a.microbatch)] + stages_[static_cast<std::size_t>(s - 1)].to_next;
-      case Op::kBackwardInput:
-        return s == last ? forward_end_[at(s, a.microbatch)]
-                         : input_end_[at(s + 1, a.microbatch)] + stages_[static_cast<std::size_t>(s + 1)].to_previous;
-      default:
-        return input_end_[at(s, a.microbatch)];
-    }
+    return a.op == Op::kForward         ? placed_.forward_ready(a.stage, a.microbatch)
+           : a.op == Op::kBackwardInput ? placed_.input_ready(a.stage, a.microbatch)
+                                        : placed_.weight_ready(a.stage, a.microbatch);
   }
+
 
   // The last micro-batch's chain (its F's down, I's back up, each W after its I) can finish no
   // sooner than its ops run one after the other, each once its device is free.
@@ -84,19 +70,19 @@ class BranchAndBound {
     double forward = 0;
     for (int s = 0; s < count; ++s) {
       const StageCosts& stage = stages_[static_cast<std::size_t>(s)];
-      const double done = forward_end_[at(s, k)];
-      forward = done < kNever ? done : std::max(free(s), arrival) + stage.forward;
+      const double done = placed_.forward_end[placed_.at(s, k)];
+      forward = done < kNotYet ? done : std::max(free(s), arrival) + stage.forward;
       arrival = forward + stage.to_next;
     }
     double bound = 0;
     double input = forward;
     for (int s = count - 1; s >= 0; --s) {
       const StageCosts& stage = stages_[static_cast<std::size_t>(s)];
-      const double done = input_end_[at(s, k)];
+      const double done = placed_.input_end[placed_.at(s, k)];
       const double ready = s == count - 1 ? forward : input + stages_[static_cast<std::size_t>(s + 1)].to_previous;
-      input = done < kNever ? done : std::max(free(s), ready) + stage.input;
+      input = done < kNotYet ? done : std::max(free(s), ready) + stage.input;
       // Its W, unless already run (then the device's free time already counts it).
-      if (next_[static_cast<std::size_t>(s)][2] <= k) bound = std::max(bound, std::max(free(s), input) + stage.weight);
+      if (placed_.next[static_cast<std::size_t>(s)][2] <= k) bound = std::max(bound, std::max(free(s), input) + stage.weight);
     }
     return bound;
   }
@@ -128,12 +114,12 @@ class BranchAndBound {
     std::vector<Move> moves;
     for (int d = 0; d < shape_.p; ++d) {
       const auto device = static_cast<std::size_t>(d);
-      for (const int s : device_stages_[device]) {
-        const auto& next = next_[static_cast<std::size_t>(s)];
+      for (const int s : placed_.device_stages[device]) {
+        const auto& next = placed_.next[static_cast<std::size_t>(s)];
         const StageCosts& stage = stages_[static_cast<std::size_t>(s)];
         const auto consider = [&](const Action& a) {
           const double r = ready(a);
-          if (r == kNever) return;
+          if (r == kNotYet) return;
           const double start = std::max(free_at_[device], r);
           // Canonical order: starts never decrease, and equal starts go up by device.
           if (start < last_start - kSlack) return;
@@ -160,7 +146,7 @@ class BranchAndBound {
   void apply(int d, const Action& a, double start, int sign) {
     const auto device = static_cast<std::size_t>(d);
     const StageCosts& stage = stages_[static_cast<std::size_t>(a.stage)];
-    auto& next = next_[static_cast<std::size_t>(a.stage)];
+    auto& next = placed_.next[static_cast<std::size_t>(a.stage)];
     const double time = duration(a);
     const int kind = a.op == Op::kForward ? 0 : a.op == Op::kBackwardInput ? 1 : 2;
     if (sign > 0) {
@@ -168,15 +154,15 @@ class BranchAndBound {
       free_at_[device] = start + time;
       orders_[device].push_back(a);
       ++next[static_cast<std::size_t>(kind)];
-      if (kind == 0) forward_end_[at(a.stage, a.microbatch)] = start + time;
-      if (kind == 1) input_end_[at(a.stage, a.microbatch)] = start + time;
+      if (kind == 0) placed_.forward_end[placed_.at(a.stage, a.microbatch)] = start + time;
+      if (kind == 1) placed_.input_end[placed_.at(a.stage, a.microbatch)] = start + time;
     } else {
       free_at_[device] = saved_free_.back();
       saved_free_.pop_back();
       orders_[device].pop_back();
       --next[static_cast<std::size_t>(kind)];
-      if (kind == 0) forward_end_[at(a.stage, a.microbatch)] = kNever;
-      if (kind == 1) input_end_[at(a.stage, a.microbatch)] = kNever;
+      if (kind == 0) placed_.forward_end[placed_.at(a.stage, a.microbatch)] = kNotYet;
+      if (kind == 1) placed_.input_end[placed_.at(a.stage, a.microbatch)] = kNotYet;
     }
     remaining_[device] -= sign * time;
     const std::int64_t delta = kind == 0   ? stage.activation_bytes
@@ -187,15 +173,12 @@ class BranchAndBound {
 
   const SynthShape& shape_;
   const std::vector<StageCosts>& stages_;
+  PlacedOps placed_;
   std::int64_t limit_;
   double best_makespan_;
   std::int64_t budget_;
   std::int64_t nodes_ = 0;
   std::size_t total_ = 0;
-  std::vector<double> forward_end_;
-  std::vector<double> input_end_;
-  std::vector<std::array<int, 3>> next_;
-  std::vector<std::vector<int>> device_stages_;
   std::vector<double> remaining_;
   std::vector<double> free_at_;
   std::vector<double> saved_free_;
