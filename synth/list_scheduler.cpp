@@ -32,20 +32,33 @@ class ListScheduler {
 
   std::optional<Program> run() {
     const std::size_t total = 3 * stages_.size() * static_cast<std::size_t>(shape_.m);
+    // A device's decision changes only when it places an op or a neighbour sends it an input, so
+    // each placement recomputes at most three of them.
+    std::vector<Decision> decisions(static_cast<std::size_t>(shape_.p));
+    for (int d = 0; d < shape_.p; ++d) decisions[static_cast<std::size_t>(d)].time = decide(d, decisions[static_cast<std::size_t>(d)].op);
     for (std::size_t placed = 0; placed < total; ++placed) {
       int best_device = -1;
       double best_time = kNotYet;
-      Candidate best_op;
       for (int d = 0; d < shape_.p; ++d) {
-        Candidate op;
-        const double time = decide(d, op);
-        if (time < best_time) best_time = time, best_device = d, best_op = op;
+        if (decisions[static_cast<std::size_t>(d)].time < best_time) best_time = decisions[static_cast<std::size_t>(d)].time, best_device = d;
       }
       if (best_device < 0) return std::nullopt;
-      place(best_device, best_op.action, best_time);
+      const Action action = decisions[static_cast<std::size_t>(best_device)].op.action;
+      place(best_device, action, best_time);
+      const int count = static_cast<int>(stages_.size());
+      for (const int s : {action.stage - 1, action.stage, action.stage + 1}) {
+        if (s < 0 || s >= count) continue;
+        const int d = stages_[static_cast<std::size_t>(s)].device;
+        decisions[static_cast<std::size_t>(d)].time = decide(d, decisions[static_cast<std::size_t>(d)].op);
+      }
     }
     return std::move(program_);
   }
+
+  struct Decision {
+    double time = kNotYet;
+    Candidate op;
+  };
 
  private:
   int cap(int d) const {

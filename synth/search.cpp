@@ -163,6 +163,7 @@ SynthOutcome synthesize(const SynthRequest& request, const CostModel& costs) {
     offer(split_backwards(collect_program(streams)), std::string(info.name), true);
   }
   for (const ListPolicy& policy : policies(request.shape, request.v)) {
+    if (best && judge.out_of_time()) break;
     if (std::optional<Program> program = list_schedule(request.shape, stages, request.memory_limit, policy)) {
       offer(std::move(*program), policy_words(policy), false);
     }
