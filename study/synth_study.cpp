@@ -136,9 +136,11 @@ void write_synth(const Scenario& given, const SynthSettings& settings, std::ostr
                      "largest is " + format_bytes(largest_stash) + ")");
   }
   Engine engine;
-  const std::vector<Report> reports{simulate_program(scenario, "custom", outcome.program, false, engine)};
+  const std::vector<Report> reports{simulate_program(scenario, "custom", outcome.program, scenario.timeline, engine)};
   std::ostringstream figures;
-  make_reporter(scenario.format)->write(figures, reports, ReportOptions{});
+  ReportOptions options;
+  options.timeline = scenario.timeline;  // the found order's ASCII timeline (JSON: its spans)
+  make_reporter(scenario.format)->write(figures, reports, options);
   std::ostringstream text;
   if (scenario.format == OutputFormat::kJson) {
     nlohmann::ordered_json json = nlohmann::ordered_json::parse(figures.str());
