@@ -14,14 +14,14 @@ constexpr double kSlack = 1e-9;
 
 class BranchAndBound {
  public:
-  BranchAndBound(const SynthShape& shape, const std::vector<StageCosts>& stages, std::int64_t limit, double upper,
+  BranchAndBound(const SynthShape& shape, const std::vector<SynthStage>& stages, std::int64_t limit, double upper,
                  std::int64_t budget)
       : shape_(shape), stages_(stages), placed_(shape, stages), limit_(limit), best_makespan_(upper), budget_(budget) {
     const auto count = stages.size();
     const auto m = static_cast<std::size_t>(shape.m);
     remaining_.assign(static_cast<std::size_t>(shape.p), 0);
     for (int s = 0; s < static_cast<int>(count); ++s) {
-      const StageCosts& stage = stages[static_cast<std::size_t>(s)];
+      const SynthStage& stage = stages[static_cast<std::size_t>(s)];
       remaining_[static_cast<std::size_t>(stage.device)] +=
           static_cast<double>(shape.m) * (stage.forward + stage.input + stage.weight);
     }
@@ -50,7 +50,7 @@ class BranchAndBound {
 
  private:
   double duration(const Action& a) const {
-    const StageCosts& stage = stages_[static_cast<std::size_t>(a.stage)];
+    const SynthStage& stage = stages_[static_cast<std::size_t>(a.stage)];
     return a.op == Op::kForward ? stage.forward : a.op == Op::kBackwardInput ? stage.input : stage.weight;
   }
   double ready(const Action& a) const {
@@ -69,7 +69,7 @@ class BranchAndBound {
     double arrival = 0;
     double forward = 0;
     for (int s = 0; s < count; ++s) {
-      const StageCosts& stage = stages_[static_cast<std::size_t>(s)];
+      const SynthStage& stage = stages_[static_cast<std::size_t>(s)];
       const double done = placed_.forward_end[placed_.at(s, k)];
       forward = done < kNotYet ? done : std::max(free(s), arrival) + stage.forward;
       arrival = forward + stage.to_next;
@@ -77,7 +77,7 @@ class BranchAndBound {
     double bound = 0;
     double input = forward;
     for (int s = count - 1; s >= 0; --s) {
-      const StageCosts& stage = stages_[static_cast<std::size_t>(s)];
+      const SynthStage& stage = stages_[static_cast<std::size_t>(s)];
       const double done = placed_.input_end[placed_.at(s, k)];
       const double ready = s == count - 1 ? forward : input + stages_[static_cast<std::size_t>(s + 1)].to_previous;
       input = done < kNotYet ? done : std::max(free(s), ready) + stage.input;
@@ -116,7 +116,7 @@ class BranchAndBound {
       const auto device = static_cast<std::size_t>(d);
       for (const int s : placed_.device_stages[device]) {
         const auto& next = placed_.next[static_cast<std::size_t>(s)];
-        const StageCosts& stage = stages_[static_cast<std::size_t>(s)];
+        const SynthStage& stage = stages_[static_cast<std::size_t>(s)];
         const auto consider = [&](const Action& a) {
           const double r = ready(a);
           if (r == kNotYet) return;
@@ -145,7 +145,7 @@ class BranchAndBound {
 
   void apply(int d, const Action& a, double start, int sign) {
     const auto device = static_cast<std::size_t>(d);
-    const StageCosts& stage = stages_[static_cast<std::size_t>(a.stage)];
+    const SynthStage& stage = stages_[static_cast<std::size_t>(a.stage)];
     auto& next = placed_.next[static_cast<std::size_t>(a.stage)];
     const double time = duration(a);
     const int kind = a.op == Op::kForward ? 0 : a.op == Op::kBackwardInput ? 1 : 2;
@@ -172,7 +172,7 @@ class BranchAndBound {
   }
 
   const SynthShape& shape_;
-  const std::vector<StageCosts>& stages_;
+  const std::vector<SynthStage>& stages_;
   PlacedOps placed_;
   std::int64_t limit_;
   double best_makespan_;
@@ -189,7 +189,7 @@ class BranchAndBound {
 
 }  // namespace
 
-ExhaustiveResult exhaustive_schedule(const SynthShape& shape, const std::vector<StageCosts>& stages,
+ExhaustiveResult exhaustive_schedule(const SynthShape& shape, const std::vector<SynthStage>& stages,
                                      std::int64_t memory_limit, double upper_bound, std::int64_t node_budget) {
   return BranchAndBound(shape, stages, memory_limit, upper_bound, node_budget).run();
 }

@@ -26,7 +26,7 @@ struct ExhaustiveResult {
 
 // `upper_bound`: a makespan already reached (the search looks only for better); `node_budget`:
 // nodes to visit at most.
-ExhaustiveResult exhaustive_schedule(const SynthShape& shape, const std::vector<StageCosts>& stages,
+ExhaustiveResult exhaustive_schedule(const SynthShape& shape, const std::vector<SynthStage>& stages,
                                      std::int64_t memory_limit, double upper_bound, std::int64_t node_budget);
 
 }  // namespace ppsim

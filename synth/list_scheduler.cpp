@@ -17,7 +17,7 @@ struct Candidate {
 
 class ListScheduler {
  public:
-  ListScheduler(const SynthShape& shape, const std::vector<StageCosts>& stages, std::int64_t limit,
+  ListScheduler(const SynthShape& shape, const std::vector<SynthStage>& stages, std::int64_t limit,
                 const ListPolicy& policy)
       : shape_(shape), stages_(stages), placed_(shape, stages), limit_(limit), policy_(policy) {
     // Each device visits its stages shallow to deep; ties go to the first visited or the last.
@@ -83,7 +83,7 @@ class ListScheduler {
     std::array<std::vector<Candidate>, 3> kinds;
     for (const int s : placed_.device_stages[device]) {
       const auto& next = placed_.next[static_cast<std::size_t>(s)];
-      const StageCosts& stage = stages_[static_cast<std::size_t>(s)];
+      const SynthStage& stage = stages_[static_cast<std::size_t>(s)];
       if (next[0] < shape_.m && held_[device] + stage.activation_bytes + reserve(s) <= limit_ &&
           in_flight_[device] < cap(d)) {
         const double ready = placed_.forward_ready(s, next[0]);
@@ -151,7 +151,7 @@ class ListScheduler {
   // The earliest F(s, k)'s input (from stage s-1) can arrive, placed or not.
   double earliest_forward_arrival(int s, int k) const {
     if (s == 0) return 0;
-    const StageCosts& before = stages_[static_cast<std::size_t>(s - 1)];
+    const SynthStage& before = stages_[static_cast<std::size_t>(s - 1)];
     const double end = placed_.forward_end[placed_.at(s - 1, k)];
     if (end < kNotYet) return end + before.to_next;
     const double start = std::max(free_at_[static_cast<std::size_t>(before.device)], earliest_forward_arrival(s - 1, k));
@@ -167,7 +167,7 @@ class ListScheduler {
                                      earliest_forward_arrival(s, k)) +
                                 stages_[static_cast<std::size_t>(s)].forward;
     }
-    const StageCosts& after = stages_[static_cast<std::size_t>(s + 1)];
+    const SynthStage& after = stages_[static_cast<std::size_t>(s + 1)];
     const double end = placed_.input_end[placed_.at(s + 1, k)];
     if (end < kNotYet) return end + after.to_previous;
     const double start = std::max(free_at_[static_cast<std::size_t>(after.device)], earliest_input_arrival(s + 1, k));
@@ -176,7 +176,7 @@ class ListScheduler {
 
   void place(int d, const Action& action, double start) {
     const auto device = static_cast<std::size_t>(d);
-    const StageCosts& stage = stages_[static_cast<std::size_t>(action.stage)];
+    const SynthStage& stage = stages_[static_cast<std::size_t>(action.stage)];
     auto& next = placed_.next[static_cast<std::size_t>(action.stage)];
     double end = start;
     switch (action.op) {
@@ -205,7 +205,7 @@ class ListScheduler {
   }
 
   const SynthShape& shape_;
-  const std::vector<StageCosts>& stages_;
+  const std::vector<SynthStage>& stages_;
   PlacedOps placed_;
   std::int64_t limit_;
   ListPolicy policy_;
@@ -217,7 +217,7 @@ class ListScheduler {
 
 }  // namespace
 
-std::optional<Program> list_schedule(const SynthShape& shape, const std::vector<StageCosts>& stages,
+std::optional<Program> list_schedule(const SynthShape& shape, const std::vector<SynthStage>& stages,
                                      std::int64_t memory_limit, const ListPolicy& policy) {
   return ListScheduler(shape, stages, memory_limit, policy).run();
 }

@@ -39,7 +39,7 @@ struct SynthShape {
 
 // The orders, or nothing when the memory limit leaves some device unable to go on (a limit below
 // what one stash per stage needs).
-std::optional<Program> list_schedule(const SynthShape& shape, const std::vector<StageCosts>& stages,
+std::optional<Program> list_schedule(const SynthShape& shape, const std::vector<SynthStage>& stages,
                                      std::int64_t memory_limit, const ListPolicy& policy);
 
 }  // namespace ppsim

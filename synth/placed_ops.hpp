@@ -16,7 +16,7 @@ namespace ppsim {
 inline constexpr double kNotYet = std::numeric_limits<double>::infinity();
 
 struct PlacedOps {
-  PlacedOps(const SynthShape& shape, const std::vector<StageCosts>& stage_costs)
+  PlacedOps(const SynthShape& shape, const std::vector<SynthStage>& stage_costs)
       : m(shape.m), stages(stage_costs) {
     const std::size_t count = stages.size();
     forward_end.assign(count * static_cast<std::size_t>(m), kNotYet);
@@ -45,7 +45,7 @@ struct PlacedOps {
   double weight_ready(int s, int k) const { return input_end[at(s, k)]; }
 
   int m;
-  const std::vector<StageCosts>& stages;
+  const std::vector<SynthStage>& stages;
   std::vector<double> forward_end;
   std::vector<double> input_end;
   std::vector<std::array<int, 3>> next;  // per stage: the next F, I and W micro-batch

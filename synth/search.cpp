@@ -32,7 +32,7 @@ struct Scored {
 
 class Judge {
  public:
-  Judge(const SynthRequest& request, const CostModel& costs, const std::vector<StageCosts>& stages)
+  Judge(const SynthRequest& request, const CostModel& costs, const std::vector<SynthStage>& stages)
       : request_(request), costs_(costs), stages_(stages), start_(std::chrono::steady_clock::now()) {}
 
   // The engine's score, or nothing when the program deadlocks.
@@ -64,7 +64,7 @@ class Judge {
  private:
   const SynthRequest& request_;
   const CostModel& costs_;
-  const std::vector<StageCosts>& stages_;
+  const std::vector<SynthStage>& stages_;
   Engine engine_;
   std::int64_t replays_ = 0;
   bool stopped_ = false;
@@ -137,7 +137,7 @@ std::int64_t default_replay_budget(const SynthShape& shape) {
 }
 
 SynthOutcome synthesize(const SynthRequest& request, const CostModel& costs) {
-  const std::vector<StageCosts> stages = stage_costs(costs, request.shape.stage_device);
+  const std::vector<SynthStage> stages = stage_costs(costs, request.shape.stage_device);
   Judge judge(request, costs, stages);
   SynthOutcome outcome;
   std::optional<Scored> best;

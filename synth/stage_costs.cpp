@@ -18,11 +18,11 @@ double message_time(const CostModel& costs, const std::vector<int>& stage_device
 
 }  // namespace
 
-std::vector<StageCosts> stage_costs(const CostModel& costs, const std::vector<int>& stage_device) {
+std::vector<SynthStage> stage_costs(const CostModel& costs, const std::vector<int>& stage_device) {
   const int count = static_cast<int>(stage_device.size());
-  std::vector<StageCosts> stages(stage_device.size());
+  std::vector<SynthStage> stages(stage_device.size());
   for (int s = 0; s < count; ++s) {
-    StageCosts& stage = stages[static_cast<std::size_t>(s)];
+    SynthStage& stage = stages[static_cast<std::size_t>(s)];
     stage.device = stage_device[static_cast<std::size_t>(s)];
     stage.forward = costs.compute_time(Op::kForward, s);
     stage.input = costs.compute_time(Op::kBackwardInput, s);
@@ -35,11 +35,11 @@ std::vector<StageCosts> stage_costs(const CostModel& costs, const std::vector<in
   return stages;
 }
 
-std::int64_t order_peak_activation(const std::vector<Action>& order, const std::vector<StageCosts>& stages) {
+std::int64_t order_peak_activation(const std::vector<Action>& order, const std::vector<SynthStage>& stages) {
   std::int64_t held = 0;
   std::int64_t peak = 0;
   for (const Action& action : order) {
-    const StageCosts& stage = stages[static_cast<std::size_t>(action.stage)];
+    const SynthStage& stage = stages[static_cast<std::size_t>(action.stage)];
     switch (action.op) {
       case Op::kForward:
         held += stage.activation_bytes;

@@ -1,5 +1,5 @@
 #pragma once
-// What the schedule search reads of a cost model, once: per stage its op times, stash sizes and the
+// What the schedule search reads of a cost model, once (SynthStage): per stage its op times, stash sizes and the
 // time its messages take to reach the next and the previous stage.
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 namespace ppsim {
 
-struct StageCosts {
+struct SynthStage {
   int device = 0;
   double forward = 0;
   double input = 0;   // I
@@ -24,10 +24,10 @@ struct StageCosts {
   double to_previous = 0;
 };
 
-std::vector<StageCosts> stage_costs(const CostModel& costs, const std::vector<int>& stage_device);
+std::vector<SynthStage> stage_costs(const CostModel& costs, const std::vector<int>& stage_device);
 
 // The most activation bytes a device holds while it runs `order`, as the engine counts them: F
 // allocates at its start, B frees the stash, I all but the part W needs, W the rest, at their ends.
-std::int64_t order_peak_activation(const std::vector<Action>& order, const std::vector<StageCosts>& stages);
+std::int64_t order_peak_activation(const std::vector<Action>& order, const std::vector<SynthStage>& stages);
 
 }  // namespace ppsim
