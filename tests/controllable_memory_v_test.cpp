@@ -21,25 +21,9 @@
 
 namespace {
 
-ppsim::UniformCostModel per_chunk(double weight_stash_fraction) {
-  ppsim::UniformCosts costs;
-  costs.forward = ppsim::Duration{1};
-  costs.backward = ppsim::Duration{2};
-  costs.weight = ppsim::Duration{1};
-  costs.weight_stash_fraction = weight_stash_fraction;
-  costs.activation_bytes = ppsim::ByteCount{1 << 20};
-  return ppsim::UniformCostModel(costs);
-}
-
-double peak_stashed(const ppsim::Result& result) {
-  double peak = 0;
-  for (const auto& device : result.per_device) peak = std::max(peak, device.peak_stashed);
-  return peak;
-}
-
 ppsim::Result simulate(const std::string& name, int p, int m, int v, double fraction = 0.5) {
   ppsim::Engine engine;
-  auto outcome = engine.run(ppsim::find_schedule(name)->build({p, m, v}), per_chunk(fraction));
+  auto outcome = engine.run(ppsim::find_schedule(name)->build({p, m, v}), ppsim::unit_chunk_costs(fraction));
   REQUIRE(outcome.result.has_value());
   return *outcome.result;
 }
@@ -70,8 +54,8 @@ TEST_CASE("V-Half holds half of 1F1B's activations and V-Min a third, as the pap
   INFO("p=" << p << " m=" << m << " weight stash fraction " << fraction);
   const double one_f_one_b = 2.0 * simulate("1f1b", p, m, 1, fraction).per_device[0].peak_stashed;
   REQUIRE(one_f_one_b == 2.0 * p);  // p full stashes, each two stage stashes of v = 2
-  const double half = peak_stashed(simulate("v-half", p, m, 2, fraction));
-  const double min = peak_stashed(simulate("v-min", p, m, 2, fraction));
+  const double half = ppsim::most_stashed(simulate("v-half", p, m, 2, fraction));
+  const double min = ppsim::most_stashed(simulate("v-min", p, m, 2, fraction));
   CHECK(half == 2 * ((p + 2) / 2));
   // A stash that W half frees lets V-Min's two devices at p = 2 hold one fewer.
   if (fraction == 1.0 || p != 2) CHECK(min == 2 * ((p + 4) / 3));

@@ -20,25 +20,6 @@
 #include "support/golden.hpp"
 #include "support/invariants.hpp"
 
-namespace {
-
-ppsim::UniformCostModel per_chunk(double forward, double backward, double weight) {
-  ppsim::UniformCosts costs;
-  costs.forward = ppsim::Duration{forward};
-  costs.backward = ppsim::Duration{backward};
-  costs.weight = ppsim::Duration{weight};
-  costs.activation_bytes = ppsim::ByteCount{1 << 20};
-  return ppsim::UniformCostModel(costs);
-}
-
-double peak_stashed(const ppsim::Result& result) {
-  double peak = 0;
-  for (const auto& device : result.per_device) peak = std::max(peak, device.peak_stashed);
-  return peak;
-}
-
-}  // namespace
-
 TEST_CASE("Interleaved zero bubble matches torch's ScheduleInterleavedZeroBubble order action for action",
           "[interleaved-zb]") {
   const auto [p, m, v] = GENERATE(std::make_tuple(2, 4, 2), std::make_tuple(4, 8, 2), std::make_tuple(4, 2, 2),
@@ -72,16 +53,16 @@ TEST_CASE("Interleaved zero bubble needs equal rounds, as torch does, and accept
 TEST_CASE("Interleaved zero bubble at p=8, m=32, v=2 makes 199 units at 16 stashes where interleaved 1F1B makes "
           "213 at 23",
           "[interleaved-zb]") {
-  const auto costs = per_chunk(1, 2, 1);
+  const auto costs = ppsim::unit_chunk_costs();
   ppsim::Engine engine;
   const auto zb = engine.run(ppsim::find_schedule("interleaved-zb")->build({8, 32, 2}), costs).result;
   const auto one_f_one_b = engine.run(ppsim::find_schedule("interleaved-1f1b")->build({8, 32, 2}), costs).result;
   REQUIRE(zb.has_value());
   REQUIRE(one_f_one_b.has_value());
   CHECK(zb->makespan == 199);
-  CHECK(peak_stashed(*zb) == 16);
+  CHECK(ppsim::most_stashed(*zb) == 16);
   CHECK(one_f_one_b->makespan == 213);
-  CHECK(peak_stashed(*one_f_one_b) == 23);
+  CHECK(ppsim::most_stashed(*one_f_one_b) == 23);
 }
 
 TEST_CASE("Interleaved zero bubble with p | m and F = I = W leaves only the fill: (3mv + p - 1)F, stash vp - d/2",
@@ -89,7 +70,7 @@ TEST_CASE("Interleaved zero bubble with p | m and F = I = W leaves only the fill
   const auto [p, m, v] = GENERATE(std::make_tuple(2, 4, 2), std::make_tuple(4, 4, 2), std::make_tuple(4, 12, 3),
                                   std::make_tuple(6, 18, 2), std::make_tuple(3, 6, 1));
   INFO("p=" << p << " m=" << m << " v=" << v);
-  const auto costs = per_chunk(1, 2, 1);
+  const auto costs = ppsim::unit_chunk_costs();
   const ppsim::Result result = ppsim::run_checked(ppsim::find_schedule("interleaved-zb")->build({p, m, v}), costs);
   CHECK(result.makespan == 3 * m * v + p - 1);
   for (int d = 0; d < p; ++d) {

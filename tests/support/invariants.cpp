@@ -628,6 +628,22 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
   figure_problems.report();
 }
 
+UniformCostModel unit_chunk_costs(double weight_stash_fraction) {
+  UniformCosts costs;
+  costs.forward = Duration{1};
+  costs.backward = Duration{2};
+  costs.weight = Duration{1};
+  costs.weight_stash_fraction = weight_stash_fraction;
+  costs.activation_bytes = ByteCount{1 << 20};
+  return UniformCostModel(costs);
+}
+
+double most_stashed(const Result& result) {
+  double peak = 0;
+  for (const auto& device : result.per_device) peak = std::max(peak, device.peak_stashed);
+  return peak;
+}
+
 UniformCosts slow_link_costs() {
   UniformCosts costs;
   costs.activation_bytes = ByteCount{1000};

@@ -31,6 +31,13 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
 // bytes: the model the all-sizes sweeps run every schedule under.
 UniformCosts slow_link_costs();
 
+// Per-chunk F = I = W = 1 (B = 2), free links, 1 MiB stashes: the zero-bubble papers' unit costs,
+// at which the V and interleaved zero-bubble closed forms are written.
+UniformCostModel unit_chunk_costs(double weight_stash_fraction = 0.5);
+
+// The most stashes any device held (peak_stashed over the devices).
+double most_stashed(const Result& result);
+
 // Runs the engine with a timeline, requires that the program finishes, checks the invariants and
 // returns the result.
 Result run_checked(const Program& program, const CostModel& costs, CommMode comm = CommMode::kOverlap);
