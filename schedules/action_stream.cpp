@@ -7,7 +7,8 @@ namespace ppsim {
 Program collect_program(const ScheduleStreams& streams) {
   Program program;
   program.num_devices = streams.params.p;
-  program.num_microbatches = streams.params.m;
+  program.num_microbatches = streams.num_microbatches();
+  program.num_pipelines = streams.num_pipelines;
   program.stage_device = streams.stage_device;
   program.actions.resize(static_cast<std::size_t>(streams.params.p));
   for (int d = 0; d < streams.params.p; ++d) {

@@ -111,10 +111,13 @@ struct ScheduleStreams {
   // Whether its lists hold overlapped pairs (Action::fused_with_next): the engine's trusted loop
   // tests for them at every op only when they may come (a registry test holds every schedule to it).
   bool overlapped_pairs = false;
+  // Program::num_pipelines: two for DualPipe, whose m micro-batches split over its two directions.
+  int num_pipelines = 1;
 
   int num_devices() const { return params.p; }
-  int num_microbatches() const { return params.m; }
+  int num_microbatches() const { return params.m / num_pipelines; }  // per pipeline, as Program's
   int num_stages() const { return static_cast<int>(stage_device.size()); }
+  PipelineShape pipeline_shape() const { return {num_stages(), num_pipelines}; }
 };
 
 // Runs every device's stream to its end: the stored Program the streams describe.

@@ -64,5 +64,12 @@ ScheduleStreams v_min_streams(const ScheduleParams& params);
 std::optional<std::string> check_dualpipev(const ScheduleParams& params);
 ScheduleStreams dualpipev_streams(const ScheduleParams& params);
 inline Program build_dualpipev(const ScheduleParams& params) { return collect_program(dualpipev_streams(params)); }
+// Device d's order in DualPipeV over p devices and m micro-batches, its chunk 0 on stage0 and chunk 1
+// on stage1: also each rank's order in the bidirectional DualPipe.
+ActionStream dualpipe_rank_order(int p, int m, int d, int stage0, int stage1);
+// DeepSeek's DualPipe: two pipelines in opposite directions over the same p stages, each stage on two
+// devices (Program::num_pipelines = 2), m/2 micro-batches each way.
+std::optional<std::string> check_dualpipe(const ScheduleParams& params);
+ScheduleStreams dualpipe_streams(const ScheduleParams& params);
 
 }  // namespace ppsim

@@ -186,6 +186,27 @@ double dualpipev_bubble_ratio(const FormulaInput& in, int) { return (p_of(in) - 
 double dualpipev_device_bubble(const FormulaInput& in, int device) { return (2 * p_of(in) - 2 - device) * in.forward; }
 double dualpipev_peak(const FormulaInput& in, int) { return 2 * p_of(in) + 1; }
 
+// DualPipe (bidirectional) at F = I = W = t with F&B = F + B and its sizes (p even, m even, m >= 2p):
+// every device idles (p-2)t, the README's (PP/2-1)(F&B+B-3W) with PP = p ranks, of which device d
+// spends (p-2-h)t inside its own span, h = min(d, p-1-d) being how late it starts. Each rank stashes
+// the README's PP+1 chunk activations (one stage's each, the stages being a p-th of the model).
+bool dualpipe_sized(const FormulaInput& in) {
+  return in.params.v == 1 && in.params.p % 2 == 0 && in.params.m % 2 == 0 && in.params.m >= 2 * in.params.p;
+}
+bool dualpipe_balanced(const FormulaInput& in) {
+  const double i = in.backward - in.weight;
+  const bool no_gain = !in.overlap || *in.overlap == in.forward + in.backward;
+  return free_links(in) && no_gain && in.forward == i && in.weight == i && dualpipe_sized(in);
+}
+double dualpipe_makespan(const FormulaInput& in, int) { return (3 * m_of(in) + p_of(in) - 2) * in.forward; }
+double dualpipe_bubble_ratio(const FormulaInput& in, int) { return (p_of(in) - 2) / (3 * m_of(in) + p_of(in) - 2); }
+double dualpipe_device_bubble(const FormulaInput& in, int device) {
+  const int h = std::min(device, in.params.p - 1 - device);
+  return (p_of(in) - 2 - h) * in.forward;
+}
+double dualpipe_peak(const FormulaInput& in, int) { return p_of(in) + 1; }
+double dualpipe_messages(const FormulaInput& in, int) { return 2 * m_of(in) * (p_of(in) - 1); }
+
 constexpr std::string_view kUniformFree = "uniform costs, free links (latency 0, no transfer time)";
 constexpr std::string_view kLatencyOnly = "uniform costs, per-message latency L, no transfer time";
 constexpr std::string_view kNarayanan = "Narayanan et al., SC'21 2.2.1";
@@ -289,6 +310,20 @@ constexpr std::array kForms = {
                "any costs and links, m >= 2p", "deepseek-ai/DualPipe README", dualpipev_sized, dualpipev_peak},
     ClosedForm{"dualpipev", Figure::kMessages, "2m(2p-2)", kOrderOnly, "one per stage boundary that crosses devices",
                always, v_messages},
+    ClosedForm{"dualpipe", Figure::kMakespan, "(3m+p-2)F: each device's 3mF of work and the README's bubble",
+               "F = I = W, F&B = F+B, free links", "deepseek-ai/DualPipe README; derived (tests/dualpipe_test.cpp)",
+               dualpipe_balanced, dualpipe_makespan},
+    ClosedForm{"dualpipe", Figure::kBubbleRatio, "(p-2)/(3m+p-2)", "F = I = W, F&B = F+B, free links",
+               "deepseek-ai/DualPipe README; derived (tests/dualpipe_test.cpp)", dualpipe_balanced,
+               dualpipe_bubble_ratio},
+    ClosedForm{"dualpipe", Figure::kDeviceBubble,
+               "(p-2-min(d,p-1-d))F; device 0: DualPipe's (PP/2-1)(F&B+B-3W), PP = p",
+               "F = I = W, F&B = F+B, free links", "deepseek-ai/DualPipe README", dualpipe_balanced,
+               dualpipe_device_bubble},
+    ClosedForm{"dualpipe", Figure::kPeakStashed, "p+1 = DualPipe's PP+1 on every device", "any costs and links",
+               "deepseek-ai/DualPipe README", dualpipe_sized, dualpipe_peak},
+    ClosedForm{"dualpipe", Figure::kMessages, "2m(p-1): m/2 each way over p-1 boundaries, activation and gradient",
+               kOrderOnly, "one per stage boundary that crosses devices", dualpipe_sized, dualpipe_messages},
     ClosedForm{"zbv", Figure::kMakespan, "(6m+p-1)F, zero bubble at F = I = W", "F = I = W, free links, m >= 2p-1",
                "Qi et al., ZB-V; torch ScheduleZBVZeroBubble", zbv_balanced, zbv_makespan},
     ClosedForm{"zbv", Figure::kBubbleRatio, "(p-1)/(6m+p-1): fill only", "F = I = W, free links, m >= 2p-1",

@@ -16,6 +16,10 @@
 //   8  d+1 W                           the rest, oldest first
 // Micro-batch numbers come from one counter per (stage, forward) and per (stage, backward), B and I
 // sharing one, as both references count them; W's follow their I's first in, first out.
+//
+// The same order is each rank's in the bidirectional DualPipe (dualpipe.cpp): DualPipeV is DualPipe
+// cut in half, so rank r of DualPipe runs device min(r, p-1-r) of DualPipeV over p/2 devices and m/2
+// micro-batches, chunk 0 being the direction whose input enters nearer to it.
 #include <array>
 #include <deque>
 #include <utility>
@@ -81,10 +85,8 @@ class DeviceOrder {
 
 }  // namespace
 
-ActionStream dualpipev_device(ScheduleParams params, int d) {
-  const int p = params.p;
-  const int m = params.m;
-  DeviceOrder order(d, 2 * p - 1 - d);
+ActionStream dualpipe_rank_order(int p, int m, int d, int stage0, int stage1) {
+  DeviceOrder order(stage0, stage1);
   const bool last = d == p - 1;
   // 1: chunk 0 runs ahead by the distance its output travels down the V and back to chunk 1 here.
   for (int k = 0; k < 2 * (p - 1 - d); ++k) {
@@ -136,6 +138,13 @@ ActionStream dualpipev_device(ScheduleParams params, int d) {
   }
 }
 
+namespace {
+
+ActionStream dualpipev_device(ScheduleParams params, int d) {
+  return dualpipe_rank_order(params.p, params.m, d, d, 2 * params.p - 1 - d);
+}
+
+}  // namespace
 
 std::optional<std::string> check_dualpipev(const ScheduleParams& params) {
   if (params.v != 2) {

@@ -23,4 +23,13 @@ std::vector<int> v_stage_mapping(int p) {
   return mapping;
 }
 
+std::vector<int> bidirectional_stage_mapping(int p) {
+  std::vector<int> mapping(2 * static_cast<std::size_t>(p));
+  for (int j = 0; j < p; ++j) {
+    mapping[static_cast<std::size_t>(j)] = j;
+    mapping[static_cast<std::size_t>(p + j)] = p - 1 - j;
+  }
+  return mapping;
+}
+
 }  // namespace ppsim

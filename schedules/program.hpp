@@ -21,9 +21,27 @@ struct ScheduleParams {
   int microbatch_group = 0;
 };
 
+// Independent pipelines side by side in one program: stages [k*S, (k+1)*S) form pipeline k, S being
+// the stages over the pipelines. Each pipeline's first stage reads its own micro-batches and its last
+// owns their loss; nothing flows between pipelines. DualPipe's two directions are two pipelines over
+// the same S layer stages: stage k*S + j is a replica of stage j's layers (its logical stage), on
+// another device, and the replicas' gradients are summed at the end of the step.
+struct PipelineShape {
+  int stages = 0;
+  int pipelines = 1;
+
+  int length() const { return stages / pipelines; }
+  bool first(int stage) const { return stage % length() == 0; }
+  bool last(int stage) const { return (stage + 1) % length() == 0; }
+  int logical(int stage) const { return stage % length(); }
+};
+
 struct Program {
   int num_devices = 0;
+  // Per pipeline: every stage runs micro-batches 0..num_microbatches-1, so a step of a program with
+  // two pipelines carries twice as many (microbatches_per_step).
   int num_microbatches = 0;
+  int num_pipelines = 1;
   std::vector<int> stage_device;             // stage -> device that computes it
   std::vector<std::vector<Action>> actions;  // device -> actions in execution order
   // torch's lowered format: device -> its communication and FSDP actions in order, each before the
@@ -32,6 +50,8 @@ struct Program {
   std::vector<std::vector<CommAction>> comms;
 
   int num_stages() const { return static_cast<int>(stage_device.size()); }
+  int microbatches_per_step() const { return num_microbatches * num_pipelines; }
+  PipelineShape pipeline_shape() const { return {num_stages(), num_pipelines}; }
   std::size_t num_ops() const;
 };
 
@@ -57,5 +77,9 @@ std::vector<int> loop_stage_mapping(int p, int v);
 
 // Device d holds stages d and 2p-1-d, so the first and last stage share device 0 (ZB-V, DualPipeV).
 std::vector<int> v_stage_mapping(int p);
+
+// Two pipelines over p stages each in opposite directions (DualPipe, Chimera): stage j of the first
+// on device j, stage j of the second (program stage p + j) on device p-1-j.
+std::vector<int> bidirectional_stage_mapping(int p);
 
 }  // namespace ppsim

@@ -86,6 +86,13 @@ constexpr std::array kRegistry = {
                  "DeepSeek-V3 Technical Report (arXiv 2412.19437); deepseek-ai/DualPipe dualpipev.py; "
                  "torch.distributed.pipelining ScheduleDualPipeV",
                  2, check_dualpipev, dualpipev_streams},
+    ScheduleInfo{"dualpipe",
+                 "DeepSeek's DualPipe: two pipelines in opposite directions over the same p stages, each device "
+                 "holding one stage of each (twice the parameters); m/2 micro-batches each way, forwards overlapped "
+                 "with the other direction's backwards; the replicas' gradients summed after the step",
+                 "v = 1; p even; m even and m >= 2p (dualpipe.py's asserts)",
+                 "DeepSeek-V3 Technical Report (arXiv 2412.19437) 3.2.1; deepseek-ai/DualPipe dualpipe.py", 1,
+                 check_dualpipe, dualpipe_streams},
     ScheduleInfo{"custom",
                  "any schedule given as a file (--schedule-file): torch.distributed.pipelining's _dump_csv CSV, "
                  "or JSON lists of the same action strings",

@@ -273,6 +273,7 @@ ScheduleFileParse build_program(const ScheduleCells& cells, const DeclaredShape&
     return result;
   }
   program.num_microbatches = static_cast<int>(m);
+  program.num_pipelines = declared.num_pipelines.value_or(1);
   return result;
 }
 
@@ -330,7 +331,9 @@ std::string write_schedule_json(const Program& program) {
   for (std::size_t s = 0; s < program.stage_device.size(); ++s) {
     text += (s == 0 ? "" : ", ") + std::to_string(program.stage_device[s]);
   }
-  text += "],\n  \"microbatches\": " + std::to_string(program.num_microbatches) + ",\n  \"actions\": [";
+  text += "],\n  \"microbatches\": " + std::to_string(program.num_microbatches) + ",\n";
+  if (program.num_pipelines != 1) text += "  \"pipelines\": " + std::to_string(program.num_pipelines) + ",\n";
+  text += "  \"actions\": [";
   for (std::size_t d = 0; d < program.actions.size(); ++d) {
     text += d == 0 ? "\n    [" : ",\n    [";
     const auto cells = cells_of(program, d);

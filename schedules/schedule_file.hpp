@@ -23,6 +23,8 @@
 //     [["0F0", "0F1", "0B0", "0B1"], ["1F0", "1F1", "1B0", "1B1"]]
 //   or an object whose only required member is "actions", in that same form:
 //     {"stage_device": [0, 1], "microbatches": 2, "actions": [["0F0", ...], ["1F0", ...]]}
+//   "pipelines" (Program::num_pipelines, DualPipe's 2) is written only above 1; torch's CSV has no
+//   place for it, so a program of several pipelines is written as JSON only.
 //   "stage_device" (stage -> device) and "microbatches", when present, are taken as stated rather
 //   than inferred, and validate_program then checks the actions against them. In "actions", an empty
 //   string or null is an idle step, as an empty CSV cell. write_schedule_json writes the object form.
@@ -53,6 +55,7 @@ using ScheduleCells = std::vector<std::vector<std::string>>;
 struct DeclaredShape {
   std::optional<std::vector<int>> stage_device;  // stage -> device
   std::optional<int> num_microbatches;
+  std::optional<int> num_pipelines;  // Program::num_pipelines; one when absent
 };
 
 struct ScheduleFileParse {

@@ -83,7 +83,7 @@ std::vector<Item> with_fsdp_actions(const std::vector<Action>& list, int m) {
 
 Program lower_like_torch(const Program& program) {
   const std::size_t p = program.actions.size();
-  const int stages = program.num_stages();
+  const PipelineShape shape = program.pipeline_shape();
   const std::size_t m = static_cast<std::size_t>(program.num_microbatches);
   auto device_of = [&](std::int32_t stage) { return program.stage_device[static_cast<std::size_t>(stage)]; };
   auto key = [&](std::int32_t stage, std::int32_t microbatch) {
@@ -98,16 +98,16 @@ Program lower_like_torch(const Program& program) {
   // What each device has taken so far. Every action is taken on one device (a compute action and its
   // SEND on the stage's, a RECV on the receiving stage's), so one table per kind serves all devices:
   // "F(s-1, j) was taken on this device" is "F(s-1, j) was taken and s-1 is on this device".
-  const std::size_t slots = static_cast<std::size_t>(stages) * m;
+  const std::size_t slots = static_cast<std::size_t>(shape.stages) * m;
   std::vector<char> forward_done(slots), input_grad_done(slots), full_backward_done(slots);
   std::vector<char> recv_f(slots), recv_b(slots);
 
   auto ready = [&](const Action& a, int device) {
-    if (a.op == Op::kForward && a.stage != 0) {
+    if (a.op == Op::kForward && !shape.first(a.stage)) {
       return recv_f[key(a.stage, a.microbatch)] ||
              (forward_done[key(a.stage - 1, a.microbatch)] && device_of(a.stage - 1) == device);
     }
-    if (is_backward_input(a.op) && a.stage != stages - 1) {
+    if (is_backward_input(a.op) && !shape.last(a.stage)) {
       const std::size_t next = key(a.stage + 1, a.microbatch);
       return recv_b[key(a.stage, a.microbatch)] ||
              ((input_grad_done[next] || full_backward_done[next]) && device_of(a.stage + 1) == device);
@@ -139,13 +139,13 @@ Program lower_like_torch(const Program& program) {
         if (a.op == Op::kBackwardInput) input_grad_done[k] = 1;
         if (a.op == Op::kBackward) full_backward_done[k] = 1;
         // The output crosses devices: the SEND follows the op here, the RECV joins the receiver's list now.
-        if (a.op == Op::kForward && a.stage + 1 < stages && device_of(a.stage + 1) != device) {
+        if (a.op == Op::kForward && !shape.last(a.stage) && device_of(a.stage + 1) != device) {
           lowered[d].push_back(comm_item(CommOp::kSendF, a.stage, a.microbatch));
           lowered[static_cast<std::size_t>(device_of(a.stage + 1))].push_back(
               comm_item(CommOp::kRecvF, a.stage + 1, a.microbatch));
           recv_f[key(a.stage + 1, a.microbatch)] = 1;
         }
-        if (is_backward_input(a.op) && a.stage > 0 && device_of(a.stage - 1) != device) {
+        if (is_backward_input(a.op) && !shape.first(a.stage) && device_of(a.stage - 1) != device) {
           lowered[d].push_back(comm_item(CommOp::kSendB, a.stage, a.microbatch));
           lowered[static_cast<std::size_t>(device_of(a.stage - 1))].push_back(
               comm_item(CommOp::kRecvB, a.stage - 1, a.microbatch));

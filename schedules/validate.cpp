@@ -21,6 +21,11 @@ std::optional<ScheduleProblem> check_shape(const Program& program) {
   if (program.num_devices < 1) return ScheduleProblem{"program has no devices", std::nullopt};
   if (program.num_microbatches < 1) return ScheduleProblem{"program has no micro-batches", std::nullopt};
   if (program.stage_device.empty()) return ScheduleProblem{"program has no stages", std::nullopt};
+  if (program.num_pipelines < 1 || program.num_stages() % program.num_pipelines != 0) {
+    return ScheduleProblem{"program has " + std::to_string(program.num_stages()) + " stages, which do not split into " +
+                               std::to_string(program.num_pipelines) + " pipelines of equal length",
+                           std::nullopt};
+  }
   if (program.actions.size() != static_cast<std::size_t>(program.num_devices)) {
     return ScheduleProblem{"program has " + std::to_string(program.actions.size()) + " action lists for " +
                                std::to_string(program.num_devices) + " devices",

@@ -38,6 +38,7 @@ std::optional<ScheduleProblem> validate_comm_actions(const Program& program) {
   if (program.comms.empty()) return std::nullopt;
   const int stages = program.num_stages();
   const int m = program.num_microbatches;
+  const PipelineShape shape = program.pipeline_shape();
   const std::size_t slots = static_cast<std::size_t>(stages) * static_cast<std::size_t>(m);
   auto key = [&](std::int32_t stage, std::int32_t microbatch) {
     return static_cast<std::size_t>(stage) * static_cast<std::size_t>(m) + static_cast<std::size_t>(microbatch);
@@ -77,11 +78,13 @@ std::optional<ScheduleProblem> validate_comm_actions(const Program& program) {
       // The stage at the other end: a forward message goes from s to s + 1, a gradient from s to s - 1.
       const std::int32_t peer = is_send(c.op) ? (forward ? c.stage + 1 : c.stage - 1)
                                               : (forward ? c.stage - 1 : c.stage + 1);
-      if (peer < 0 || peer >= stages) {
+      const bool crosses = forward == is_send(c.op) ? shape.last(c.stage) : shape.first(c.stage);
+      if (peer < 0 || peer >= stages || crosses) {
         return problem(device, c.before,
                        name + ": stage " + std::to_string(c.stage) + " " + (is_send(c.op) ? "sends" : "receives") +
-                           " no " + (forward ? "activation" : "gradient") + " there, having no stage " +
-                           std::to_string(peer));
+                           " no " + (forward ? "activation" : "gradient") + " there, " +
+                           (peer < 0 || peer >= stages ? "having no stage " + std::to_string(peer)
+                                                       : "stage " + std::to_string(peer) + " being in another pipeline"));
       }
       if (device_of(peer) == device) {
         return problem(device, c.before,
@@ -114,7 +117,7 @@ std::optional<ScheduleProblem> validate_comm_actions(const Program& program) {
     for (std::int32_t j = 0; j < m; ++j) {
       for (const bool forward : {true, false}) {
         const std::int32_t peer = forward ? s + 1 : s - 1;
-        if (peer < 0 || peer >= stages || device_of(peer) == device_of(s)) continue;
+        if ((forward ? shape.last(s) : shape.first(s)) || device_of(peer) == device_of(s)) continue;
         const Messages& messages = directions[forward ? 0 : 1];
         const std::size_t k = key(s, j);
         const std::size_t to = key(peer, j);

@@ -16,6 +16,7 @@ std::vector<double> critical_time_by_device(const Program& program, const Timeli
   if (spans.empty()) return by_device;
   const auto stages = static_cast<std::size_t>(program.num_stages());
   const auto m = static_cast<std::size_t>(program.num_microbatches);
+  const PipelineShape shape = program.pipeline_shape();
   const auto slot = [&](const Action& a) { return static_cast<std::size_t>(a.stage) * m + static_cast<std::size_t>(a.microbatch); };
 
   // Which span ran each op (both halves of an overlapped one), and each span's predecessor on its device.
@@ -62,9 +63,9 @@ std::vector<double> critical_time_by_device(const Program& program, const Timeli
     for (const Action* a : {&span.action, span.action.fused_with_next ? &span.partner : nullptr}) {
       if (a == nullptr) continue;
       const std::size_t k = slot(*a);
-      if (a->op == Op::kForward && a->stage > 0) {
+      if (a->op == Op::kForward && !shape.first(a->stage)) {
         consider(forward[k - m], forward_arrival[k - m]);
-      } else if (is_backward_input(a->op) && static_cast<std::size_t>(a->stage) + 1 < stages) {
+      } else if (is_backward_input(a->op) && !shape.last(a->stage)) {
         consider(backward[k + m], backward_arrival[k + m]);
       } else if (a->op == Op::kBackwardWeight) {
         consider(backward[k], -1);

@@ -37,6 +37,7 @@ void Engine::prepare_links(const std::vector<int>& stage_device, const CostModel
   std::vector<std::pair<int, int>> pairs;
   const int stages = static_cast<int>(stage_device.size());
   for (int s = 0; s + 1 < stages; ++s) {
+    if (stages_[index(s)].last) continue;  // no message crosses into another pipeline
     const int a = stage_device[index(s)];
     const int b = stage_device[index(s + 1)];
     if (a != b) {
@@ -61,12 +62,12 @@ void Engine::prepare_links(const std::vector<int>& stage_device, const CostModel
   };
   for (int s = 0; s < stages; ++s) {
     StageInfo& info = stages_[index(s)];
-    if (s + 1 < stages && stage_device[index(s + 1)] != info.device) {
+    if (!info.last && stage_device[index(s + 1)] != info.device) {
       info.forward.link = link_index(info.device, stage_device[index(s + 1)]);
       info.forward.bytes = costs.message_bytes(s, s + 1);
       info.forward.send_time = transfer_time(info.forward.bytes, bandwidth[index(info.forward.link)]);
     }
-    if (s > 0 && stage_device[index(s - 1)] != info.device) {
+    if (!info.first && stage_device[index(s - 1)] != info.device) {
       info.backward.link = link_index(info.device, stage_device[index(s - 1)]);
       info.backward.bytes = costs.message_bytes(s, s - 1);
       info.backward.send_time = transfer_time(info.backward.bytes, bandwidth[index(info.backward.link)]);
@@ -74,13 +75,14 @@ void Engine::prepare_links(const std::vector<int>& stage_device, const CostModel
   }
 }
 
-void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, const CostModel& costs,
-                            const EngineOptions& options) {
+void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, int pipelines,
+                            const CostModel& costs, const EngineOptions& options) {
   costs_ = &costs;
   options_ = options;
   if (options_.noise != nullptr && !options_.noise->any()) options_.noise = nullptr;  // none: no draws
   m_ = m;
   const int stages = static_cast<int>(stage_device.size());
+  const PipelineShape shape{stages, pipelines};
   stages_.assign(index(stages), StageInfo{});
   for (int s = 0; s < stages; ++s) {
     StageInfo& info = stages_[index(s)];
@@ -90,9 +92,10 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
     info.activation_bytes = costs.activation_bytes(s);
     info.weight_bytes = costs.weight_stash_bytes(s);
     info.device = stage_device[index(s)];
-    info.last = s + 1 == stages;
-    if (s + 1 < stages) info.forward.consumer = stage_device[index(s + 1)];
-    if (s > 0) info.backward.consumer = stage_device[index(s - 1)];
+    info.first = shape.first(s);
+    info.last = shape.last(s);
+    if (!info.last) info.forward.consumer = stage_device[index(s + 1)];
+    if (!info.first) info.backward.consumer = stage_device[index(s - 1)];
   }
   std::vector<double> bandwidth;
   prepare_links(stage_device, costs, bandwidth);
@@ -110,7 +113,7 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
       // A stage on the same device (no link) reads the message as soon as it is sent.
       return output.link >= 0 && timed[index(output.link)] ? kTimedMessage : kInstantMessage;
     };
-    const bool first = s == 0;
+    const bool first = info.first;
     const std::uint8_t gradient = first ? kNoMessage : kind(info.backward);
     info.code[op_index(Op::kForward)] = trusted_code(Op::kForward, !first, info.last ? kNoMessage : kind(info.forward));
     info.code[op_index(Op::kBackward)] = trusted_code(Op::kBackward, !info.last, gradient);
@@ -129,7 +132,8 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
 
 void Engine::prepare(const Program& program, const CostModel& costs, const EngineOptions& options) {
   program_ = &program;
-  prepare_common(program.num_devices, program.num_microbatches, program.stage_device, costs, options);
+  prepare_common(program.num_devices, program.num_microbatches, program.stage_device, program.num_pipelines, costs,
+                 options);
   const int stages = program.num_stages();
   const int p = program.num_devices;
 
@@ -137,8 +141,12 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   forward_input_.assign(slots, kUnknown);
   backward_input_.assign(slots, kUnknown);
   done_.assign(slots, 0);
-  std::fill_n(forward_input_.begin(), index(m_), 0.0);      // stage 0 reads the batch
-  std::fill_n(backward_input_.end() - m_, index(m_), 0.0);  // the last stage owns the loss
+  for (int s = 0; s < stages; ++s) {
+    const auto first_slot = static_cast<std::ptrdiff_t>(index(s) * index(m_));
+    // A pipeline's first stage reads the batch; its last stage owns the loss.
+    if (stages_[index(s)].first) std::fill_n(forward_input_.begin() + first_slot, index(m_), 0.0);
+    if (stages_[index(s)].last) std::fill_n(backward_input_.begin() + first_slot, index(m_), 0.0);
+  }
   const bool paired = options.comm == CommMode::kPaired;
   forward_posted_.assign(paired ? slots : 0, kUnknown);
   backward_posted_.assign(paired ? slots : 0, kUnknown);
@@ -549,7 +557,7 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
   switch (action.op) {
     case Op::kForward:
       done_[k] |= kForwardDone;
-      if (action.stage + 1 < static_cast<int>(stages_.size())) {
+      if (!stage.last) {
         output = &stage.forward;
         consumer_slot = &forward_input_[k + index(m_)];
       }
@@ -558,7 +566,7 @@ inline int Engine::complete(const Action& action, double time, int device, doubl
     case Op::kBackwardInput:
       memory.on_backward_end(action.op, stage.activation_bytes, stage.weight_bytes);
       if (action.op == Op::kBackwardInput) done_[k] |= kInputGradDone;
-      if (action.stage > 0) {
+      if (!stage.first) {
         output = &stage.backward;
         consumer_slot = &backward_input_[k - index(m_)];
       }
@@ -654,11 +662,11 @@ void Engine::post_receives(int device, double time) {
   auto post = [&](std::size_t i) {
     const Action& action = state.actions[i];
     const std::size_t k = slot(action);
+    const StageInfo& stage = stages_[index(action.stage)];
     if (action.op == Op::kForward) {
-      if (action.stage > 0) launch_waiting(forward_posted_, forward_waiting_, k, time, true);
+      if (!stage.first) launch_waiting(forward_posted_, forward_waiting_, k, time, true);
     } else if (action.op != Op::kBackwardWeight) {
-      if (action.stage + 1 < static_cast<int>(stages_.size()))
-        launch_waiting(backward_posted_, backward_waiting_, k, time, false);
+      if (!stage.last) launch_waiting(backward_posted_, backward_waiting_, k, time, false);
     }
   };
   std::size_t last = state.pc;
@@ -828,7 +836,7 @@ StuckDevice Engine::describe_wait(int device, std::size_t step, const Action& ne
   switch (next.op) {
     case Op::kForward: {
       const Action producer{next.stage - 1, Op::kForward, next.microbatch};
-      waits = next.stage == 0 ? std::string("nothing (a bug)") : to_string(producer) + from(producer);
+      waits = stages_[index(next.stage)].first ? std::string("nothing (a bug)") : to_string(producer) + from(producer);
       break;
     }
     case Op::kBackward:

@@ -94,13 +94,14 @@ class Engine {
     std::array<double, kNumOps> time{};
     std::int64_t activation_bytes = 0;
     std::int64_t weight_bytes = 0;  // kept by I for W
-    StageOutput forward;            // its activation, to stage + 1
-    StageOutput backward;           // its gradient, to stage - 1
+    StageOutput forward;            // its activation, to stage + 1 (none from a pipeline's last)
+    StageOutput backward;           // its gradient, to stage - 1 (none from a pipeline's first)
     // The in-order sweep's ring of this stage's slots (ring_storage_, cached) and its size - 1.
     Slot* slots = nullptr;
     std::size_t mask = 0;
     int device = 0;
-    bool last = false;  // the last stage, whose backward needs no gradient
+    bool first = false;  // the first stage of its pipeline, whose forward reads the batch
+    bool last = false;   // the last stage of its pipeline, whose backward needs no gradient
     // Per op, the trusted loop's one test (trusted_code): its kind, whether it waits for a message
     // (F but on stage 0, B and I but on the last stage) and how it sends one (F but on the last
     // stage, B and I but on stage 0: kNoMessage, kInstantMessage or kTimedMessage). A message that
@@ -152,7 +153,7 @@ class Engine {
   };
 
   // What both algorithms need: stages, links, figures and memory trackers.
-  void prepare_common(int p, int m, const std::vector<int>& stage_device, const CostModel& costs,
+  void prepare_common(int p, int m, const std::vector<int>& stage_device, int pipelines, const CostModel& costs,
                       const EngineOptions& options);
   void prepare(const Program& program, const CostModel& costs, const EngineOptions& options);
   bool uses_sweep(const EngineOptions& options) const;

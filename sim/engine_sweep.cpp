@@ -147,7 +147,7 @@ inline double Engine::input_ready(const Action& action, const StageInfo& stage, 
   // the gradient's arrival (0 on the last stage, which owns the loss), so B and I read the same.
   switch (action.op) {
     case Op::kForward:
-      if (action.stage == 0) {
+      if (stage.first) {
         own = nullptr;
         return 0.0;
       }
@@ -204,7 +204,7 @@ inline void Engine::complete_op(int device, const Action& action, const StageInf
       } else {
         own->flags |= kSweepInputGradDone;
       }
-      if (action.stage == 0) return;
+      if (stage.first) return;
       break;
     case Op::kBackwardWeight:
     default:
@@ -646,13 +646,14 @@ void Engine::count_trusted_messages() {
 
 SimulationOutcome Engine::run_sweep(const Program& program, const CostModel& costs, const EngineOptions& options) {
   program_ = &program;
-  prepare_common(program.num_devices, program.num_microbatches, program.stage_device, costs, options);
+  prepare_common(program.num_devices, program.num_microbatches, program.stage_device, program.num_pipelines, costs,
+                 options);
   ProgramFeed feed{program};
   return sweep(feed);
 }
 
 SimulationOutcome Engine::run(const ScheduleStreams& streams, const CostModel& costs, const EngineOptions& options) {
-  if (streams.params.p < 1 || streams.params.m < 1 || streams.stage_device.empty() || streams.device == nullptr) {
+  if (streams.params.p < 1 || streams.num_microbatches() < 1 || streams.num_pipelines < 1 || streams.stage_device.empty() || streams.device == nullptr) {
     throw std::invalid_argument("Engine::run: the schedule's streams are empty");
   }
   if (!uses_sweep(options)) {
@@ -661,7 +662,8 @@ SimulationOutcome Engine::run(const ScheduleStreams& streams, const CostModel& c
     return run(stored_, costs, options);
   }
   program_ = nullptr;
-  prepare_common(streams.params.p, streams.params.m, streams.stage_device, costs, options);
+  prepare_common(streams.params.p, streams.num_microbatches(), streams.stage_device, streams.num_pipelines, costs,
+                 options);
   if (readers_.size() < index_of(streams.params.p)) readers_.resize(index_of(streams.params.p));
   StreamFeedOf<SweepDevice> feed{streams, readers_, sweep_devices_, &Engine::mark_window};
   SimulationOutcome outcome = sweep(feed);

@@ -34,10 +34,10 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
   std::string rows_path = "$";
   if (document.is_object()) {
     for (const auto& [key, value] : document.items()) {
-      if (key != "actions" && key != "stage_device" && key != "microbatches") {
+      if (key != "actions" && key != "stage_device" && key != "microbatches" && key != "pipelines") {
         throw InputError(path + ": $." + excerpt(key) +
-                         ": unknown key (a schedule has \"actions\", \"stage_device\" and "
-                         "\"microbatches\")");
+                         ": unknown key (a schedule has \"actions\", \"stage_device\", \"microbatches\" and "
+                         "\"pipelines\")");
       }
     }
     if (!document.contains("actions")) throw InputError(path + ": $.actions: missing (one list of actions per device)");
@@ -62,6 +62,7 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
       }
     }
     if (document.contains("microbatches")) declared.num_microbatches = count(document["microbatches"], "$.microbatches", 1);
+    if (document.contains("pipelines")) declared.num_pipelines = count(document["pipelines"], "$.pipelines", 1);
   }
   if (!rows->is_array()) throw InputError(path + ": " + rows_path + ": must be a list of rows, one per device");
   ScheduleCells cells;
@@ -144,7 +145,13 @@ std::string export_schedule(const Scenario& given, bool lowered) {
       throw ScheduleError(std::string(info.name) + ": " + error.what(), format_step_grid(program, {}));
     }
   }
-  return scenario.format == OutputFormat::kJson ? write_schedule_json(program) : write_schedule_csv(program);
+  if (scenario.format == OutputFormat::kJson) return write_schedule_json(program);
+  if (program.num_pipelines > 1) {
+    throw InputError(scenario.source_of("format") + ": " + std::string(info.name) + " runs " +
+                     std::to_string(program.num_pipelines) +
+                      " pipelines side by side, which torch's schedule CSV cannot say; write JSON (--format json or -o FILE.json)");
+  }
+  return write_schedule_csv(program);
 }
 
 }  // namespace ppsim

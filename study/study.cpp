@@ -174,12 +174,14 @@ void check_scenario(const Scenario& scenario) {
 
 namespace {
 
-std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::vector<int>& stage_device);
+std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::vector<int>& stage_device,
+                                           int pipelines);
 
 }  // namespace
 
-std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::vector<int>& stage_device) {
-  std::unique_ptr<CostModel> base = base_cost_model(scenario, stage_device);
+std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::vector<int>& stage_device,
+                                           int pipelines) {
+  std::unique_ptr<CostModel> base = base_cost_model(scenario, stage_device, pipelines);
   if (scenario.stragglers.empty()) return base;
   // --straggler D:FACTOR: device d's compute is that much slower in every step, the samples' too.
   const int devices = stage_device.empty() ? 0 : *std::max_element(stage_device.begin(), stage_device.end()) + 1;
@@ -197,12 +199,15 @@ std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::
 
 namespace {
 
-std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::vector<int>& stage_device) {
+std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::vector<int>& stage_device,
+                                           int pipelines) {
+  // The stages of one pipeline: the others' are replicas (DualPipe's second direction).
+  const std::size_t s = stage_device.size() / static_cast<std::size_t>(pipelines);
   if (!scenario.model.empty()) {
     TransformerSetup setup = transformer_setup(scenario);
-    const StagePlan plan = plan_stages(setup.arch, static_cast<int>(stage_device.size()), setup.layout.layers_per_stage);
+    const StagePlan plan = plan_stages(setup.arch, static_cast<int>(s), setup.layout.layers_per_stage);
     if (!plan.error.empty()) throw InputError(scenario.source_of("layers-per-stage") + ": " + plan.error);
-    auto model = std::make_unique<TransformerCostModel>(std::move(setup), stage_device);
+    auto model = std::make_unique<TransformerCostModel>(std::move(setup), stage_device, pipelines);
     // Sizes beyond 1 EiB are typos, and beyond 2^63 they would not even fit the engine's counters.
     for (std::size_t stage = 0; stage < model->stages().size(); ++stage) {
       const double bytes = model->stages()[stage].activation_bytes;
@@ -214,7 +219,6 @@ std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::
     }
     return model;
   }
-  const auto s = stage_device.size();
   const auto p = static_cast<std::size_t>(scenario.params.p);
   check_length(scenario.forward, s, "forward", "stage", scenario);
   check_length(scenario.backward, s, "backward", "stage", scenario);
@@ -253,11 +257,16 @@ std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::
     throw InputError(scenario.source_of("overlap") + ": needs uniform costs (one forward and one backward time)");
   }
   StageTable table;
-  for (std::size_t i = 0; i < s; ++i) {
+  for (std::size_t k = 0; k < stage_device.size(); ++k) {
+    const std::size_t i = k % s;  // a replica costs what its stage does
     table.stages.push_back(
         {pick(scenario.forward, i), pick(scenario.backward, i), pick(weights, i), pick(scenario.activation_bytes, i)});
   }
-  for (std::size_t i = 0; i + 1 < s; ++i) table.boundary_bytes.push_back(pick(scenario.message_bytes, i));
+  for (std::size_t k = 0; k + 1 < stage_device.size(); ++k) {
+    // No message crosses from one pipeline's last stage to the next pipeline's first.
+    const std::size_t i = k % s;
+    table.boundary_bytes.push_back(i + 1 == s ? ByteCount{} : pick(scenario.message_bytes, i));
+  }
   for (std::size_t d = 0; d < p; ++d) table.static_bytes.push_back(pick(scenario.static_bytes, d));
   table.weight_stash_fraction = scenario.weight_stash_fraction;
   table.latency = scenario.latency;
@@ -283,12 +292,13 @@ void check_costs(const Scenario& scenario, const CostModel& costs, const Program
     }
   };
   const auto stages = static_cast<int>(program.stage_device.size());
+  const PipelineShape shape = program.pipeline_shape();
   for (int stage = 0; stage < stages; ++stage) {
     for (Op op : {Op::kForward, Op::kBackward, Op::kBackwardInput, Op::kBackwardWeight}) {
       check(costs.compute_time(op, stage),
             [&] { return "stage " + std::to_string(stage) + "'s " + std::string(1, op_letter(op)); });
     }
-    if (stage + 1 < stages && program.stage_device[stage] != program.stage_device[stage + 1]) {
+    if (!shape.last(stage) && program.stage_device[stage] != program.stage_device[stage + 1]) {
       const LinkParams link = costs.link(program.stage_device[stage], program.stage_device[stage + 1]);
       const auto bytes = static_cast<double>(costs.message_bytes(stage, stage + 1));
       check(link.latency + (bytes > 0 ? bytes / link.bandwidth : 0.0),
@@ -396,10 +406,11 @@ void add_samples_and_failures(Report& report, const Scenario& scenario, const Pr
 Report simulate_generated(const Scenario& scenario, std::string_view name, const ScheduleInfo& info, Engine& engine,
                           bool with_scenario) {
   const ScheduleStreams streams = info.streams(scenario.params);
-  const auto costs = make_cost_model(scenario, streams.stage_device);
+  const auto costs = make_cost_model(scenario, streams.stage_device, streams.num_pipelines);
   Program shape;
   shape.num_devices = streams.params.p;
-  shape.num_microbatches = streams.params.m;
+  shape.num_microbatches = streams.num_microbatches();
+  shape.num_pipelines = streams.num_pipelines;
   shape.stage_device = streams.stage_device;
   check_costs(scenario, *costs, shape);
   const EngineOptions options = engine_options(scenario, name, *costs, false);
@@ -436,7 +447,7 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
     if (problem->where) grid = format_step_grid(program, std::span<const GridMark>(&*problem->where, 1));
     throw ScheduleError("schedule " + std::string(name) + " is invalid: " + problem->message, grid);
   }
-  const auto costs = make_cost_model(scenario, program.stage_device);
+  const auto costs = make_cost_model(scenario, program.stage_device, program.num_pipelines);
   check_costs(scenario, *costs, program);
   EngineOptions options = engine_options(scenario, name, *costs, record_timeline);
   if (!program.comms.empty() && options.comm == CommMode::kPaired) {
@@ -466,6 +477,12 @@ Report simulate_program(const Scenario& scenario, std::string_view name, Program
 // torch's runtime lowers a compute-only schedule before it runs it (lower_like_torch); under FSDP its
 // UNSHARD, RESHARD and REDUCE_GRAD are what cost. A program the lowering cannot take is invalid.
 Program lowered_for_fsdp(const Scenario& scenario, Program program) {
+  if (program.num_pipelines > 1) {
+    // torch's runtime, whose FSDP actions --fsdp models, runs one pipeline; DualPipe runs its own.
+    throw InputError(scenario.source_of("fsdp") + ": models torch.distributed.pipelining's FSDP actions, and a "
+                     "schedule of " + std::to_string(program.num_pipelines) +
+                     " pipelines (dualpipe) is not one torch's runtime runs");
+  }
   std::optional<ScheduleProblem> problem = validate_program(program);
   if (problem) return program;  // simulate_program reports it with its grid
   try {
@@ -491,10 +508,11 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
     }
   };
   check_given("p", scenario.params.p, program.num_devices, "devices");
-  check_given("m", scenario.params.m, program.num_microbatches, "micro-batches");
+  check_given("m", scenario.params.m, program.microbatches_per_step(), "micro-batches");
   adjusted.params.p = program.num_devices;
-  adjusted.params.m = program.num_microbatches;
-  adjusted.params.v = std::max(1, program.num_stages() / program.num_devices);
+  adjusted.params.m = program.microbatches_per_step();
+  // Chunks per device and pipeline: DualPipe's two stages on a device are one per direction.
+  adjusted.params.v = std::max(1, program.num_stages() / program.num_pipelines / program.num_devices);
   split_costs_over_chunks(adjusted, scenario.schedule_file);
   // torch's lowered dumps: sends and receives are ordering points unless the user asks for the compute only.
   if (scenario.comm_actions == Scenario::CommActions::kIgnore) program.comms.clear();

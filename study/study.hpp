@@ -64,7 +64,10 @@ Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& inf
 
 // The cost model for a program whose stages sit on `stage_device` (p devices): the transformer model
 // with --model, else the uniform or per-stage model of the cost settings (list lengths checked here).
-std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::vector<int>& stage_device);
+// `pipelines` (Program::num_pipelines): per-stage settings and a model's layers describe the stages of
+// one pipeline, which the others replicate.
+std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::vector<int>& stage_device,
+                                           int pipelines = 1);
 
 // The one-line error for a size a schedule refuses, naming the -m or -v flag (or JSON path) at fault.
 std::string constraint_error(const Scenario& scenario, const ScheduleInfo& info, const std::string& why);

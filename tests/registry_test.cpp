@@ -28,8 +28,10 @@ TEST_CASE(
           const auto problem = ppsim::validate_program(program);
           REQUIRE_FALSE(problem.has_value());
           CHECK(program.num_devices == p);
-          CHECK(program.num_microbatches == m);
-          CHECK(program.num_stages() == p * v);
+          // Per pipeline: DualPipe's two directions carry m/2 each, over p stages each.
+          CHECK(program.microbatches_per_step() == m);
+          CHECK(program.num_stages() == p * v * program.num_pipelines);
+          CHECK(program.num_microbatches * program.num_pipelines == m);
           ppsim::run_checked(program, model, comm);
           ++simulated;
         }

@@ -30,6 +30,48 @@ double recompute_flops(const TransformerSetup& setup) {
   return 0;
 }
 
+// DualPipe's replicas: each device holds stages whose replicas run on other devices (stage j's in
+// direction 0 on device j, in direction 1 on device p-1-j), and the replicas' gradients are summed
+// before the optimizer steps. deepseek-ai/DualPipe's examples/example_dualpipe.py does it after
+// DualPipe.step, summing each module's gradients with its mirror rank's. Modelled as one fp32
+// all-reduce over the devices sharing the device's stages, once their data-parallel reductions
+// have ended; with the distributed optimizer each rank sums only its shard (Megatron's
+// reduce-scatter leaves each rank one), as the partners' shards hold the same parameters. Sets
+// figures.replica_reduce_time and returns when the last device's sum ends (0 without replicas).
+double replica_reduce_end(const TransformerCostModel& model, TrainingFigures& figures) {
+  const int pipelines = model.pipelines();
+  if (pipelines < 2) return 0;
+  const TransformerSetup& setup = model.setup();
+  const std::vector<int>& stage_device = model.stage_device();
+  const std::size_t length = stage_device.size() / static_cast<std::size_t>(pipelines);
+  const double share = setup.layout.distributed_optimizer && !setup.layout.fsdp ? 1.0 / setup.layout.data_parallel
+                                                                                : 1.0;
+  double end = 0;
+  for (std::size_t d = 0; d < figures.collectives.size(); ++d) {
+    // The devices holding replicas of device d's stages, d included.
+    std::vector<int> group{static_cast<int>(d)};
+    bool inter_node = false;
+    for (std::size_t s = 0; s < stage_device.size(); ++s) {
+      if (stage_device[s] != static_cast<int>(d)) continue;
+      for (int k = 1; k < pipelines; ++k) {
+        const int partner = stage_device[(s + static_cast<std::size_t>(k) * length) % stage_device.size()];
+        if (std::find(group.begin(), group.end(), partner) != group.end()) continue;
+        group.push_back(partner);
+        inter_node = inter_node || model.crosses_nodes(static_cast<int>(d), partner);
+      }
+    }
+    if (group.size() < 2) continue;  // its replicas share its device: nothing moves
+    const double bytes = kGradientBytes * model.static_memory()[d].parameter_count * share;
+    const double time =
+        collective_time(setup.hardware, Collective::kAllReduce, bytes, static_cast<int>(group.size()), inter_node);
+    double ready = 0;
+    for (const int member : group) ready = std::max(ready, figures.collectives[static_cast<std::size_t>(member)].reduce_end);
+    figures.replica_reduce_time = std::max(figures.replica_reduce_time, time);
+    end = std::max(end, ready + time);
+  }
+  return end;
+}
+
 }  // namespace
 
 std::string format_gib(std::int64_t bytes) {
@@ -127,6 +169,7 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
                  figures.collectives[static_cast<std::size_t>(last)].reduce_end);
     reduced = std::max(reduced, both_reduced + figures.embedding_reduce_time);
   }
+  reduced = std::max(reduced, replica_reduce_end(model, figures));
   figures.step_time = reduced + figures.optimizer_time + figures.param_gather_exposed;
   figures.tokens_per_second = static_cast<double>(figures.tokens_per_step) / figures.step_time;
   figures.samples_per_second = static_cast<double>(layout.global_batch) / figures.step_time;

@@ -51,6 +51,9 @@ struct TrainingFigures {
   double optimizer_time = 0;         // longest optimizer step (and parameter all-gather) of any device
   double param_gather_exposed = 0;   // with overlap_param_gather: the next step's forwards waiting
   double embedding_reduce_time = 0;  // tied embeddings: the first and last stage's gradient all-reduce
+  // Stages replicated over pipelines (DualPipe): the longest all-reduce of a device's gradients with
+  // the devices holding the same stages' replicas (ranks r and p-1-r), after their data-parallel ones.
+  double replica_reduce_time = 0;
   // FSDP (layout.fsdp): the longest total of any device's all-gathers (UNSHARD) and reduce-scatters
   // (REDUCE_GRAD) in a step; what of them the compute waited for is in pipeline_time.
   bool fsdp = false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "models/transformer/fully_sharded.hpp"
 
@@ -31,16 +32,25 @@ HeadStash lm_head_stash(const Architecture& arch, const TrainingLayout& layout) 
 
 }  // namespace
 
-TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<int> stage_device)
-    : setup_(std::move(setup)), stage_device_(std::move(stage_device)) {
+TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<int> stage_device, int pipelines)
+    : setup_(std::move(setup)), stage_device_(std::move(stage_device)), pipelines_(pipelines) {
   const Architecture& arch = setup_.arch;
   const TrainingLayout& layout = setup_.layout;
   const HardwareProfile& hardware = setup_.hardware;
   if (!hardware.peak_flops(layout.precision)) {
     throw std::invalid_argument(hardware.name + " has no " + layout.precision + " peak");
   }
-  const StagePlan plan = plan_stages(arch, static_cast<int>(stage_device_.size()), layout.layers_per_stage);
+  if (pipelines_ < 1 || stage_device_.size() % static_cast<std::size_t>(pipelines_) != 0) {
+    throw std::invalid_argument("the stages do not split into " + std::to_string(pipelines_) + " pipelines");
+  }
+  StagePlan plan =
+      plan_stages(arch, static_cast<int>(stage_device_.size()) / pipelines_, layout.layers_per_stage);
   if (!plan.error.empty()) throw std::invalid_argument("layers-per-stage " + plan.error);
+  // Each further pipeline runs replicas of the same stages (DualPipe's second direction).
+  const std::size_t logical = plan.stages.size();
+  for (int k = 1; k < pipelines_; ++k) {
+    for (std::size_t j = 0; j < logical; ++j) plan.stages.push_back(plan.stages[j]);
+  }
 
   const PassTimes layer = layer_pass_times(arch, layout, hardware);
   const PassTimes embedding = embedding_pass_times(arch, layout, hardware);

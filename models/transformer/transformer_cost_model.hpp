@@ -34,7 +34,10 @@ class TransformerCostModel final : public CostModel {
  public:
   // Throws std::invalid_argument when the layer split does not fit (plan_stages' error) or the
   // profile has no peak for the layout's precision; the config layer checks both first.
-  TransformerCostModel(TransformerSetup setup, std::vector<int> stage_device);
+  // `pipelines` (Program::num_pipelines): the stages form that many pipelines over the same layers,
+  // stage k*S + j a replica of stage j (DualPipe's two directions); the layers split over S stages,
+  // and a device holds the parameters, gradients and optimizer state of every replica it runs.
+  TransformerCostModel(TransformerSetup setup, std::vector<int> stage_device, int pipelines = 1);
 
   double compute_time(Op op, int stage) const override;
   std::int64_t activation_bytes(int stage) const override;
@@ -50,12 +53,14 @@ class TransformerCostModel final : public CostModel {
   const std::vector<TransformerStageCosts>& stages() const { return stages_; }
   const std::vector<StaticMemory>& static_memory() const { return static_memory_; }
   const std::vector<int>& stage_device() const { return stage_device_; }
+  int pipelines() const { return pipelines_; }
   // Whether pipeline devices a and b sit in different nodes (see the layout note in the .cpp).
   bool crosses_nodes(int a, int b) const;
 
  private:
   TransformerSetup setup_;
   std::vector<int> stage_device_;
+  int pipelines_ = 1;
   std::vector<TransformerStageCosts> stages_;
   std::vector<StaticMemory> static_memory_;
   std::vector<ShardingCosts> sharding_;  // per stage, with layout.fsdp

@@ -38,6 +38,9 @@ void write_training_table(std::ostream& out, const TrainingFigures& training) {
   if (training.param_gather_exposed > 0) {
     figures.add_row({"param_gather_exposed", format_figure(training.param_gather_exposed)});
   }
+  if (training.replica_reduce_time > 0) {
+    figures.add_row({"replica_reduce_time", format_figure(training.replica_reduce_time)});
+  }
   if (training.embedding_reduce_time > 0) {
     figures.add_row({"embedding_reduce_time", format_figure(training.embedding_reduce_time)});
   }
@@ -134,6 +137,7 @@ nlohmann::ordered_json training_to_json(const TrainingFigures& training) {
   out["optimizer_time"] = training.optimizer_time;
   out["param_gather_exposed"] = training.param_gather_exposed;
   out["embedding_reduce_time"] = training.embedding_reduce_time;
+  if (training.replica_reduce_time > 0) out["replica_reduce_time"] = training.replica_reduce_time;  // DualPipe
   out["fsdp"] = training.fsdp;
   out["fsdp_gather_time"] = training.fsdp_gather_time;
   out["fsdp_reduce_time"] = training.fsdp_reduce_time;
