@@ -113,8 +113,8 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
   const auto device_of = [&](int stage) { return program.stage_device[index(stage)]; };
   // Independent pipelines (DualPipe's directions): no message crosses from one to the next.
   const int length = stages / program.num_pipelines;
-  const auto first = [&](int stage) { return stage % length == 0; };
-  const auto last = [&](int stage) { return (stage + 1) % length == 0; };
+  const auto starts_pipeline = [&](int stage) { return stage % length == 0; };
+  const auto ends_pipeline = [&](int stage) { return (stage + 1) % length == 0; };
 
   REQUIRE(result.p == p);
   REQUIRE(result.m == m);
@@ -226,7 +226,7 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
     }
     const bool gradient = from.op != Op::kForward;
     const int consumer = gradient ? from.stage - 1 : from.stage + 1;
-    if (gradient ? first(from.stage) : last(from.stage)) {
+    if (gradient ? starts_pipeline(from.stage) : ends_pipeline(from.stage)) {
       message_problems.add(name, " goes past the ends of the pipeline");
       continue;
     }
@@ -352,14 +352,14 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
       };
       switch (a.op) {
         case Op::kForward:
-          if (!first(a.stage)) needs(span_at(a.stage - 1, Op::kForward, a.microbatch), a.stage - 1, false, "its input");
-          if (!last(a.stage) && device_of(a.stage + 1) != d) ++expected_messages;
+          if (!starts_pipeline(a.stage)) needs(span_at(a.stage - 1, Op::kForward, a.microbatch), a.stage - 1, false, "its input");
+          if (!ends_pipeline(a.stage) && device_of(a.stage + 1) != d) ++expected_messages;
           break;
         case Op::kBackward:
         case Op::kBackwardInput:
           needs(span_at(a.stage, Op::kForward, a.microbatch), a.stage, false, "its forward");
-          if (!last(a.stage)) needs(backward_span(a.stage + 1, a.microbatch), a.stage + 1, true, "its gradient");
-          if (!first(a.stage) && device_of(a.stage - 1) != d) ++expected_messages;
+          if (!ends_pipeline(a.stage)) needs(backward_span(a.stage + 1, a.microbatch), a.stage + 1, true, "its gradient");
+          if (!starts_pipeline(a.stage) && device_of(a.stage - 1) != d) ++expected_messages;
           break;
         case Op::kBackwardWeight:
           needs(span_at(a.stage, Op::kBackwardInput, a.microbatch), a.stage, false, "its input-gradient backward");
@@ -369,8 +369,8 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
       // paired mode when it has arrived.
       double released = span.end;
       if (comm != CommMode::kOverlap) {
-        const bool sends_forward = a.op == Op::kForward && !last(a.stage);
-        const bool sends_gradient = is_backward_input(a.op) && !first(a.stage);
+        const bool sends_forward = a.op == Op::kForward && !ends_pipeline(a.stage);
+        const bool sends_gradient = is_backward_input(a.op) && !starts_pipeline(a.stage);
         const MessageSpan* message = sends_forward    ? message_into(a.stage + 1, false, a.microbatch)
                                      : sends_gradient ? message_into(a.stage - 1, true, a.microbatch)
                                                       : nullptr;
@@ -402,7 +402,7 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
   Violations link_problems("per_link and comm_ratio");
   std::set<std::pair<int, int>> expected_links;
   for (int s = 0; s + 1 < stages; ++s) {
-    if (!last(s) && device_of(s) != device_of(s + 1)) {
+    if (!ends_pipeline(s) && device_of(s) != device_of(s + 1)) {
       expected_links.insert({device_of(s), device_of(s + 1)});
       expected_links.insert({device_of(s + 1), device_of(s)});
     }
