@@ -202,7 +202,8 @@ namespace {
 std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::vector<int>& stage_device,
                                            int pipelines) {
   // The stages of one pipeline: the others' are replicas (DualPipe's second direction).
-  const std::size_t s = stage_device.size() / static_cast<std::size_t>(pipelines);
+  const PipelineShape shape{static_cast<int>(stage_device.size()), pipelines};
+  const auto s = static_cast<std::size_t>(shape.length());
   if (!scenario.model.empty()) {
     TransformerSetup setup = transformer_setup(scenario);
     const StagePlan plan = plan_stages(setup.arch, static_cast<int>(s), setup.layout.layers_per_stage);
@@ -257,15 +258,15 @@ std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::
     throw InputError(scenario.source_of("overlap") + ": needs uniform costs (one forward and one backward time)");
   }
   StageTable table;
-  for (std::size_t k = 0; k < stage_device.size(); ++k) {
-    const std::size_t i = k % s;  // a replica costs what its stage does
+  for (int k = 0; k < shape.stages; ++k) {
+    const auto i = static_cast<std::size_t>(shape.logical(k));  // a replica costs what its stage does
     table.stages.push_back(
         {pick(scenario.forward, i), pick(scenario.backward, i), pick(weights, i), pick(scenario.activation_bytes, i)});
   }
-  for (std::size_t k = 0; k + 1 < stage_device.size(); ++k) {
+  for (int k = 0; k + 1 < shape.stages; ++k) {
     // No message crosses from one pipeline's last stage to the next pipeline's first.
-    const std::size_t i = k % s;
-    table.boundary_bytes.push_back(i + 1 == s ? ByteCount{} : pick(scenario.message_bytes, i));
+    table.boundary_bytes.push_back(shape.last(k) ? ByteCount{}
+                                                 : pick(scenario.message_bytes, static_cast<std::size_t>(shape.logical(k))));
   }
   for (std::size_t d = 0; d < p; ++d) table.static_bytes.push_back(pick(scenario.static_bytes, d));
   table.weight_stash_fraction = scenario.weight_stash_fraction;
