@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every dependency comes from a Debian package (see tools/install-deps.sh); nothing is downloaded.
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 2.1 REQUIRED)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cpack -G DEB` in the build directory makes ppsim_<version>_<arch>.deb: the two programs, their
 # man pages and completions, the configs under /usr/share/ppsim and the Python module where
 # Debian's python3 finds it. dpkg-shlibdeps (dpkg-dev) declares the libraries it links.
@@ -22,4 +23,17 @@ if(pybind11_FOUND)
   set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
       "python3 (>= ${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}), python3 (<< ${Python3_VERSION_MAJOR}.${next_minor})")
 endif()
+# The licence, as Debian reads a package's terms, the README and the changelog (gzipped, as Debian
+# policy 12.7 wants it) in /usr/share/doc/ppsim.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME copyright)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+find_program(PPSIM_GZIP gzip REQUIRED)
+set(PPSIM_CHANGELOG_GZ ${PROJECT_BINARY_DIR}/changelog.gz)
+add_custom_command(OUTPUT ${PPSIM_CHANGELOG_GZ}
+                   COMMAND ${PPSIM_GZIP} -n -9 -c ${PROJECT_SOURCE_DIR}/docs/changelog.md > ${PPSIM_CHANGELOG_GZ}
+                   DEPENDS ${PROJECT_SOURCE_DIR}/docs/changelog.md
+                   COMMENT "changelog.gz")
+add_custom_target(ppsim_changelog ALL DEPENDS ${PPSIM_CHANGELOG_GZ})
+install(FILES ${PPSIM_CHANGELOG_GZ} DESTINATION ${CMAKE_INSTALL_DOCDIR})
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 include(CPack)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Language level, build type and warnings shared by every target.
 set(CMAKE_CXX_STANDARD 20)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)

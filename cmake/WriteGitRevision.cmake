@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Run at build time (cmake -P), so that every build names the commit it was built from:
 #   cmake -DSOURCE_DIR=... -DOUTPUT=.../git_revision.cpp [-DREVISION=...] -P WriteGitRevision.cmake
 # The revision is `git describe --always --dirty` of SOURCE_DIR (a short hash, "-dirty" when the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the engine asks of a cost model: op times, stash and message sizes, static memory and links.
 // Cost models answer queries and hold no simulation state; the engine reads each answer once per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Kernel-time and message-time noise for Monte-Carlo steps: each compute op's time is multiplied
 // by an independent draw of mean 1 and a coefficient of variation per op kind, each message's
@@ -22,6 +23,10 @@ enum class NoiseDistribution : std::uint8_t {
 
 std::string_view noise_distribution_name(NoiseDistribution distribution);
 std::optional<NoiseDistribution> parse_noise_distribution(std::string_view name);
+
+// Coefficients of variation beyond 10 are typos: a kernel ten times its mean is a failure, not
+// noise. --jitter and a hardware profile's `variability` table share the bound.
+inline constexpr double kMaxVariation = 10;
 
 struct NoiseModel {
   std::array<double, kNumOps> op_cv{};  // by Op: F, B, I, W

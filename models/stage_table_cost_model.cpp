@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/stage_table_cost_model.hpp"
 
 #include <algorithm>

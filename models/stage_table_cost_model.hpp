@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-stage costs for unbalanced pipelines, e.g. a last stage 1.5x slower because it holds the
 // LM head and the loss. Links are uniform.

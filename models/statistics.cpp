@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/statistics.hpp"
 
 #include <algorithm>
@@ -21,13 +22,20 @@ double percentile(const std::vector<double>& sorted, double q) {
 Distribution distribution_of(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   Distribution d;
-  const auto n = static_cast<double>(values.size());
-  double sum = 0;
-  for (const double v : values) sum += v;
-  d.mean = sum / n;
-  double squares = 0;
-  for (const double v : values) squares += (v - d.mean) * (v - d.mean);
-  d.stdev = values.size() > 1 ? std::sqrt(squares / (n - 1)) : 0;
+  // Welford's one-pass update (Knuth, TAOCP vol. 2, 4.2.2): the mean moves by each value's
+  // difference from it, so equal values give their value and a deviation of exactly 0, and a long
+  // step with small noise keeps its digits where a sum of squares about a rounded mean would not.
+  double mean = 0;
+  double squares = 0;  // sum of squared differences from the running mean
+  std::size_t k = 0;
+  for (const double v : values) {
+    ++k;
+    const double delta = v - mean;
+    mean += delta / static_cast<double>(k);
+    squares += delta * (v - mean);
+  }
+  d.mean = mean;
+  d.stdev = values.size() > 1 ? std::sqrt(squares / static_cast<double>(values.size() - 1)) : 0;
   d.min = values.front();
   d.max = values.back();
   d.p50 = percentile(values, 0.5);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The distribution of one figure over many random draws (mean, standard deviation, percentiles)
 // and a histogram of it: Monte-Carlo steps and Monte-Carlo training runs report these.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/straggler_cost_model.hpp"
 
 #include <utility>

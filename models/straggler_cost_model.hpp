@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A cost model whose devices compute slower by a factor each (stragglers: a throttled or faulty
 // GPU): every op time of a stage on device d, overlapped pairs included, is the base model's times

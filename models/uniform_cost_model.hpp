@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Every stage costs the same and every link is alike: the model of the textbook bubble formulas.
 

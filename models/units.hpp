@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Strong types for the three quantities a cost model is made of, and their text forms
 // ("1.5 ms", "80 GiB", "400 Gb/s"). Plain numbers are base units: seconds (or the caller's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One op on one stage for one micro-batch, in torch.distributed.pipelining's `0F1` notation.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "schedules/action_stream.hpp"
 
 #include <algorithm>

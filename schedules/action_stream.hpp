@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A device's action list generated on demand: a C++20 coroutine that `co_yield`s actions into the
 // reader's buffer and suspends only when that buffer is full. A schedule written as a stream is both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The constructor of every schedule, one per file in schedules/; the registry table lists them.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "schedules/closed_forms.hpp"
 
 #include <algorithm>

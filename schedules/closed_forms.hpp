@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The published closed forms of each schedule: what a figure should be, in which regime, and
 // where the formula comes from. `ppsim formulas` prints them beside the simulated figures and

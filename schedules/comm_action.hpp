@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // torch.distributed.pipelining's communication and FSDP actions: what its lowering passes
 // (_add_unshard_reshard, _add_reduce_grad, _add_send_recv in schedules.py) add between a rank's

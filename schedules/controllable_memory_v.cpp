@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // V-Half and V-Min (Qi et al., "Pipeline Parallelism with Controllable Memory", NeurIPS 2024,
 // arXiv 2405.15362): V-shaped schedules built from a repeating building block whose lifespan sets
 // the activation memory: about 1/2 (V-Half) and 1/3 (V-Min) of 1F1B's.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DualPipe (DeepSeek-AI, DeepSeek-V3 Technical Report, arXiv 2412.19437, 3.2.1, Figure 5; the order
 // of deepseek-ai/DualPipe's dualpipe/dualpipe.py, DualPipe.step, read at 3da1bbe): two pipelines over
 // the same p stages in opposite directions. Direction 0 enters at device 0 (stage j on device j),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DualPipeV (DeepSeek-AI, DeepSeek-V3 Technical Report, arXiv 2412.19437; the "cut-in-half" V of
 // DualPipe by Sea AI Lab): two chunks per device on the V mapping, and in the steady state every
 // forward of one chunk overlapped with a full backward of the other, one OVERLAP_F_B op. The order

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPipe (Huang et al., NeurIPS 2019): every device runs all forwards, then all backwards.
 // Backwards run in micro-batch order 0..m-1, as torch.distributed.pipelining's ScheduleGPipe does
 // (torch/distributed/pipelining/schedules.py), so exported schedules match it action for action.

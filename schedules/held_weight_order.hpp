@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The per-device order shared by ZB-H1 and ZB-H2 (Qi et al., ICLR 2024, Fig. 3): they differ only in
 // how many warmup forwards a device runs and how many W's it holds back.

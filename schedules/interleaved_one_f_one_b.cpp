@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interleaved 1F1B (virtual pipeline; Narayanan et al., SC'21 §2.2.2): v chunks per device on the
 // loop mapping, forwards depth-first in groups of micro-batches, then one forward one backward.
 //

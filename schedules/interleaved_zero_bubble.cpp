@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interleaved zero bubble (torch.distributed.pipelining's ScheduleInterleavedZeroBubble; Qi et al.,
 // "Zero Bubble Pipeline Parallelism", ICLR 2024, applied to Megatron's looped chunks): v chunks per
 // device on the loop mapping, the backward split into I and W, and each device's W's held back so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Looped breadth-first pipeline (Lamy-Poirier, "Breadth-First Pipeline Parallelism", arXiv 2211.05953):
 // v chunks per device on the loop mapping; each device runs every micro-batch's forward of chunk 0,
 // then of chunk 1, ... chunk v-1, then the backwards chunk v-1 first, down to chunk 0.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 1F1B, PipeDream-Flush (Narayanan et al., SC'21 §2.2.1), as Megatron-LM's
 // forward_backward_pipelining_without_interleaving orders it: device d runs
 // min(p-d-1, m) warmup forwards, then alternates forward(warmup+i) and backward(i),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A schedule as data: which device holds each stage, and each device's ordered action list.
 

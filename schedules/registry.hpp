@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one table of schedules: the CLI's list, the docs and the invariant tests all loop over it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Custom schedules as files: torch.distributed.pipelining's schedule CSV in both directions, and JSON out.
 #include "schedules/schedule_file.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Custom schedules as files: a Program read from and written to torch.distributed.pipelining's
 // schedule CSV (_dump_csv / _load_csv), and written as JSON, so schedules move between ppsim and PyTorch.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // torch.distributed.pipelining's lowering of a compute-only schedule into the schedule its runtime
 // runs (_PipelineScheduleRuntime._prepare_schedule_with_comms with format "compute_only", in

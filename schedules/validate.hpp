@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Static checks of a Program: every (stage, micro-batch) has its ops exactly once, on the device
 // that owns the stage, in a legal order. Cross-device cycles are left to the engine's deadlock report.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // validate_comm_actions (validate.hpp): the rules torch's runtime enforces when it replays a lowered
 // schedule (_PipelineScheduleRuntime._step_microbatches: "Computing ... before receiving input",
 // "Recv twice ..."), checked before the run so that a broken file is exit 3 with the grid, never a hang.

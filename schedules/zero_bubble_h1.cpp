@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ZB-H1, the memory-efficient handcrafted zero-bubble schedule: 1F1B with every backward split into
 // I and W, and each device's W's held back so that all devices keep p micro-batches in flight.
 //

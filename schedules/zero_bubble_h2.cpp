@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ZB-H2, the handcrafted zero-bubble schedule: ZB-H1 with extra warmup forwards that fill the wait
 // for the first I, and W's held back twice as long, so every device keeps 2p-1 micro-batches in flight.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ZB-V (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, section 6; "Pipeline Parallelism
 // with Controllable Memory", NeurIPS 2024): two chunks per device on the V mapping, backward split
 // into I and W. The per-device order follows torch.distributed.pipelining's ScheduleZBVZeroBubble

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The critical path of a recorded run: from the op that ends last, back through whatever its start
 // waited for (the op before it on its device, or the op whose output it needed, message and all),

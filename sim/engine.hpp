@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Discrete-event replay of a Program against a CostModel (semantics: DESIGN.md, "Semantics the
 // engine implements"). One compute stream per device, directed FIFO links, a memory tracker per device.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The in-order sweep: the engine's semantics without an event queue (see engine.hpp).
 //
 // Why it gives the event queue's figures exactly: an op starts at max(its device free, its inputs

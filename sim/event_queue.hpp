@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A binary min-heap of events ordered by (time, sequence number): ties break by insertion order,
 // so a run is deterministic. Storage is reused across runs; push and pop never allocate once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One direction of a link between two devices: sends one message at a time, first come first served.
 // A message occupies the link for bytes / bandwidth, then arrives `latency` later.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Activation memory of one device: static bytes plus stashes. A device runs one op at a time, so
 // its allocations and frees arrive in time order and a running peak is exact.

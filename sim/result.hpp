@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The figures of a simulation, named as in DESIGN.md, plus the optional timeline.
 

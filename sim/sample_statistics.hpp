@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a set of Monte-Carlo steps (--samples) reports for one schedule.
 

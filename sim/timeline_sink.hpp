@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where the event-queue engine sends its timeline records, in the order it makes them (global time
 // order of the events), when they should not pile up in memory: a writer that streams a trace to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "study/api.hpp"
 
 #include <algorithm>
@@ -17,14 +18,27 @@
 #include "study/sweep_html.hpp"
 #include "study/sweep_merge.hpp"
 #include "study/sweep_output.hpp"
+#include "study/sweep_shard_record.hpp"
 #include "study/sweep_summary.hpp"
 
 namespace ppsim {
 
 void imply_custom_schedule(Scenario& scenario) {
-  if (!scenario.schedule_file.empty() && scenario.sources.count("schedule") == 0) {
+  if (scenario.schedule_file.empty()) return;
+  if (scenario.sources.count("schedule") == 0) {
     scenario.schedules = {"custom"};
     scenario.sources["schedule"] = scenario.source_of("schedule-file");
+    return;
+  }
+  // Both given: the file's actions run only as schedule custom, so a list without it would run a
+  // registry schedule and silently ignore the file.
+  const auto& names = scenario.schedules;
+  if (std::find(names.begin(), names.end(), "custom") == names.end()) {
+    std::string listed;
+    for (const std::string& name : names) listed += (listed.empty() ? "" : ",") + name;
+    throw InputError(scenario.source_of("schedule-file") + ": " + excerpt(scenario.schedule_file) +
+                     " runs as schedule custom, but " + scenario.source_of("schedule") + " names " + excerpt(listed) +
+                     "; give -s custom, or only one of the two");
   }
 }
 
@@ -167,10 +181,15 @@ std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& 
   std::optional<SweepFormat> format;
   if (!files.output.empty()) format = sweep_format_for(files.output, "-o");
   const std::vector<PointResult> results = run_sweep(study, options);
+  // A shard's file starts with what it is, which ppsim merge checks; a whole study's does not.
+  auto points_text = [&] {
+    return options.sharded ? shard_output(study, results, *format, options.shard_index, options.shard_count)
+                           : sweep_output(study, results, *format);
+  };
   // All or none: when one cannot be written, the others are not left either. A shard's page and
   // summary are the shard's points, as its printed summary counts them.
   std::vector<OutputFile> written;
-  if (format && !to_stdout) written.push_back({files.output, sweep_output(study, results, *format), "-o"});
+  if (format && !to_stdout) written.push_back({files.output, points_text(), "-o"});
   if (!files.html.empty()) {
     written.push_back(
         {files.html, render_sweep_html(study, results, options.shard_index, options.shard_count), "--html"});
@@ -182,7 +201,7 @@ std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& 
                        "--summary"});
   }
   write_files_atomically(written);
-  if (to_stdout) *points_out << sweep_output(study, results, *format);
+  if (to_stdout) *points_out << points_text();
   return results;
 }
 

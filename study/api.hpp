@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The library's public face: every operation of ppsim, as the command line (tools/ppsim) and the
 // Python module (tools/python) both call it. A front end turns its arguments into a Scenario or a

@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "study/check.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +54,7 @@ struct Walker {
   CheckOutcome& outcome;
   std::vector<std::string> keys;  // the object keys on the path (array steps repeat their key)
   std::vector<int> at;            // per step: the array index, or -1 for an object key
+  bool in_empty_phase = false;    // the object walked is a phase with "ops": 0 in both results
 
   void moved(const Json* baseline, const Json* now) {
     MovedFigure figure;
@@ -75,6 +78,15 @@ struct Walker {
   void leaf(const Json& baseline, const Json& now) {
     if (!selected(keys, options)) return;
     ++outcome.figures;
+    // A figure written as null was not a number (JSON has no NaN): it never passes, not even
+    // against another null. The one null that is a value: the start and end of a phase with no
+    // ops (a schedule without a steady phase), null in both.
+    const bool no_ops = in_empty_phase && baseline.is_null() && now.is_null();
+    if ((baseline.is_null() || now.is_null()) && !no_ops) {
+      moved(&baseline, &now);
+      outcome.moved.back().change = "not a number";
+      return;
+    }
     if (baseline.is_number() && now.is_number()) {
       const double b = baseline.get<double>();
       const double n = now.get<double>();
@@ -88,6 +100,12 @@ struct Walker {
   // `top`: a result's object, whose "scenario" holds the inputs that were re-run, not figures.
   void walk(const Json& baseline, const Json& now, bool top = false) {
     if (baseline.is_object() && now.is_object()) {
+      const bool outer_empty_phase = in_empty_phase;
+      auto no_ops = [](const Json& object) {
+        const auto ops = object.find("ops");
+        return ops != object.end() && ops->is_number() && *ops == 0;
+      };
+      in_empty_phase = no_ops(baseline) && no_ops(now);
       for (const auto& [key, value] : baseline.items()) {
         if (top && key == "scenario") continue;
         step(key, -1);
@@ -105,6 +123,7 @@ struct Walker {
         if (selected(keys, options)) ++outcome.figures, moved(nullptr, &value);
         unstep();
       }
+      in_empty_phase = outer_empty_phase;
       return;
     }
     if (baseline.is_array() && now.is_array()) {
@@ -144,6 +163,26 @@ void collect_keys(const Json& value, std::vector<std::string>& keys) {
     }
   } else if (value.is_array()) {
     for (const Json& child : value) collect_keys(child, keys);
+  }
+}
+
+// The files a stored scenario names (a schedule file; a model or hardware file, not a preset name),
+// found beside the baseline first, then where they were named from (the directory ppsim ran in);
+// one that is in neither place is refused by the baseline's JSON path.
+void find_scenario_files(Json& scenario, const std::string& baseline, const std::string& where) {
+  namespace fs = std::filesystem;
+  for (const char* key : {"schedule-file", "model", "hardware"}) {
+    const auto found = scenario.find(key);
+    if (found == scenario.end() || !found->is_string()) continue;
+    const std::string named = found->get<std::string>();
+    if (std::string_view(key) != "schedule-file" && !named.ends_with(".json")) continue;  // a preset
+    std::error_code error;
+    const fs::path beside = fs::path(baseline).parent_path() / named;
+    if (fs::path(named).is_relative() && fs::is_regular_file(beside, error)) {
+      *found = beside.string();
+    } else if (!fs::is_regular_file(named, error)) {
+      throw InputError(where + "." + key + ": cannot read " + excerpt(named));
+    }
   }
 }
 
@@ -192,7 +231,9 @@ CheckOutcome check_baseline(const std::string& path, const CheckOptions& options
     const Json& result = *results[i];
     const std::string origin = path + ": $" + (array ? "[" + std::to_string(i) + "]" : "") + ".scenario";
     // The stored scenario reads back as a config: each result's own, at the v it ran at.
-    Scenario scenario = scenario_from_settings(nlohmann::json::parse(result["scenario"].dump()), origin);
+    Json stored = result["scenario"];
+    find_scenario_files(stored, path, origin);
+    Scenario scenario = scenario_from_settings(nlohmann::json::parse(stored.dump()), origin);
     scenario.format = OutputFormat::kJson;
     // Output settings are not in the scenario: a baseline with a timeline was run with --timeline.
     scenario.timeline = result.contains("timeline");

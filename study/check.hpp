@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ppsim check: re-runs the scenario stored in a `--format json` output of run or compare (each
 // result's resolved `scenario`, which reads back as a config) and compares every figure with it,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "study/closed_form_point.hpp"
 
 #include <algorithm>

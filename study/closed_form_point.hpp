@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A sweep point answered by its schedule's closed forms instead of a simulation, where they are
 // exact: uniform costs on free links, for the schedules that stash whole micro-batches (GPipe,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "study/config.hpp"
 
 #include <algorithm>
@@ -562,6 +563,8 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
   out["m"] = scenario.params.m;
   out["v"] = scenario.params.v;
   if (scenario.params.microbatch_group > 0) out["microbatch-group-size"] = scenario.params.microbatch_group;
+  // A custom schedule's actions come from its file, which a baseline must name to be re-run.
+  if (!scenario.schedule_file.empty()) out["schedule-file"] = scenario.schedule_file;
   if (!scenario.model.empty()) {
     // The model derives every cost; its inputs are the scenario.
     const TrainingLayout& layout = scenario.layout;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Settings by their long option names: one table shared by the JSON config reader and the flags,
 // so a key means the same thing in a file and on the command line, and errors name their source.

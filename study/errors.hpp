@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The two kinds of failure a user can cause, and the exit status of each (DESIGN.md, "Exit status").
 
@@ -31,9 +32,13 @@ class ScheduleError : public std::runtime_error {
 };
 
 // An error message as one bounded line: control characters (line breaks among them) are written
-// as \xNN and anything past kMaxErrorChars is cut with an ellipsis. The last guard: the messages
-// themselves already cut what they echo.
+// as \xNN and the message is cut with an ellipsis so that the printed line, its prefix included,
+// is at most kMaxErrorChars. The last guard: the messages themselves already cut what they echo.
 inline constexpr std::size_t kMaxErrorChars = 400;
-inline std::string one_line(std::string_view message) { return printable(message, kMaxErrorChars, true); }
+// Room for the longest prefix a front end prints before a message: "ppsim-calibrate: error: ".
+inline constexpr std::size_t kErrorPrefixChars = 24;
+inline std::string one_line(std::string_view message) {
+  return printable_within(message, kMaxErrorChars - kErrorPrefixChars, true);
+}
 
 }  // namespace ppsim

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // --expect on run, compare and sweep: a condition on a figure that a CI job pins, e.g.
 // "bubble_ratio <= 0.1", "peak_memory_bytes < 80 GiB", "fits" or "!fits". The figures are those

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `ppsim formulas`: each schedule's closed forms beside the simulated figures, and `--check`,
 // which compares them over a grid inside each formula's regime.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // --samples N: the schedule's program replayed N times, each step with draws of its own: every
 // compute op's time by --jitter, every message's by --link-jitter, each device slowed by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Output files are all or none: every file is written to a unique temporary beside its target, and
 // the temporaries are renamed into place only once all were written, so a failed run never leaves a
@@ -31,7 +32,7 @@ class SpooledFile {
     return static_cast<bool>(stream_);
   }
   const std::string& temporary() const { return temporary_; }
-  void committed() { temporary_.clear(); }
+  void committed();
 
  private:
   std::string path_;
@@ -49,12 +50,13 @@ class ScratchFile {
   ScratchFile(const ScratchFile&) = delete;
   ScratchFile& operator=(const ScratchFile&) = delete;
   std::ostream& stream() { return stream_; }
-  // Ends the writing; throws std::runtime_error when a write failed. Called before anything else
-  // is committed, so a failed report leaves no file either.
+  // Ends the writing; throws InputError naming TMPDIR when a write failed. Called before anything
+  // else is committed, so a failed report leaves no file either.
   void finish();
-  void copy_to(std::ostream& out);  // finishes first; throws std::runtime_error when the temporary fails
+  void copy_to(std::ostream& out);  // finishes first; InputError naming TMPDIR when the temporary fails
 
  private:
+  std::string directory_;
   std::string path_;
   std::ofstream stream_;
 };
@@ -66,8 +68,23 @@ struct OutputFile {
   SpooledFile* spooled = nullptr;  // the contents are there instead of in `text`
 };
 
-// Writes every file, or none; throws InputError("<flag>: cannot write <path>: <reason>") on failure.
+// Writes every file, or none; throws InputError("<flag>: cannot write <path>: <reason>") on failure
+// (a full disk, ENOSPC, among them: exit status 2). SIGINT, SIGTERM and SIGHUP wait while the files
+// are renamed into place.
 void write_files_atomically(std::span<const OutputFile> files);
+
+// InputError when two of `files` (their paths only are read) are one file by any spelling: the
+// second would silently replace the first.
+void refuse_shared_targets(std::span<const OutputFile> files);
+
+// What write_files_atomically would refuse before any work is done: an empty path, a directory, a
+// symlink loop, a missing or unwritable directory. For runs that take minutes (ppsim-calibrate).
+void check_output_target(const std::string& path, std::string_view flag);
+
+// The executables call this once: SIGINT, SIGTERM or SIGHUP then removes every temporary file still
+// open (a streamed --trace, a spool) before the signal ends the process. The Python module does
+// not: Python owns its signal handlers, and its temporaries go with their objects.
+void remove_temporaries_on_signals();
 
 // One file, the same way.
 void write_file_atomically(const std::string& path, const std::string& text, std::string_view flag);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The picture files of `ppsim run` and `ppsim compare` (--svg, --html, --trace), and the HTML report
 // the default study writes.

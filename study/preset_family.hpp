@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Model and hardware presets named the way people say them: "llama3-70b" for llama3.1-70b, "h100"
 // for h100-sxm5-80gb. The config reader resolves such a name as it reads it (as it does schedule

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `ppsim models`: the architecture and hardware presets a transformer study can name.
 

@@ -1,6 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "study/reliability_study.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "sim/report/format.hpp"
 #include "study/errors.hpp"
@@ -10,6 +13,47 @@ namespace {
 
 // About a minute of simulation at some 100 M events a second (tests/noise_test.cpp runs 10^4).
 constexpr double kMaxSimulatedEvents = 5e9;
+
+// Where the blocking checkpoint time came from, as an error names it.
+std::string checkpoint_time_source(const Scenario& scenario, const HardwareProfile& hardware, double crc, double write) {
+  const Scenario::Failures& f = scenario.failures;
+  if (f.async_checkpoint) return scenario.source_of("hardware") + ": " + hardware.name + "'s host_link bandwidth";
+  if (f.checkpoint_time) return scenario.source_of("checkpoint-time");
+  if (crc > write - crc) return scenario.source_of("hardware") + ": " + hardware.name + "'s crc32_rate";
+  return scenario.source_of("storage-bandwidth");
+}
+
+// A figure that is not finite, a goodput of 0 or no whole step trained is refused with the input
+// that made it so, never printed: the largest of a checkpoint, a restart and a step against the
+// system MTBF, or a training time shorter than a step.
+void refuse_unusable(const Scenario& scenario, const ReliabilityReport& report, const std::string& checkpoint_source) {
+  const std::string figure = unusable_reliability(report.figures);
+  if (figure.empty()) return;
+  const CheckpointPlan& plan = report.plan;
+  const double system_mtbf = plan.mtbf / plan.gpus;
+  if (figure == "steps" && plan.wall_time && std::isfinite(report.figures.wall_time) && report.figures.goodput > 0) {
+    throw InputError(scenario.source_of("train-time") + ": " + format_figure(*plan.wall_time) + " s trains " +
+                     (report.figures.steps < 0 ? "more steps than ppsim can count" : "no whole step") + " of " +
+                     format_figure(plan.step_time) + " s at a goodput of " + format_percent(report.figures.goodput) +
+                     "; give --train-steps N");
+  }
+  struct Cause {
+    std::string source;
+    double seconds;
+    const char* what;
+  };
+  const Cause causes[] = {{checkpoint_source, plan.checkpoint_time + plan.write_time, "a checkpoint"},
+                          {scenario.source_of("restart-time"), plan.restart_time, "a restart"},
+                          {scenario.source_of("mtbf"), plan.step_time, "a step"}};
+  const Cause* worst = &causes[0];
+  for (const Cause& cause : causes) {
+    if (!(cause.seconds <= worst->seconds)) worst = &cause;
+  }
+  throw InputError(worst->source + ": " + worst->what + " of " + format_figure(worst->seconds) +
+                   " s against a system MTBF of " + format_figure(system_mtbf) + " s (--mtbf over " +
+                   format_figure(plan.gpus) + " GPUs): the run would almost never get past a failure (its " +
+                   figure + " would not be a finite, positive number)");
+}
 
 }  // namespace
 
@@ -68,6 +112,7 @@ ReliabilityReport reliability_report(const Scenario& scenario, const Transformer
     plan.checkpoint_time = write;
   }
   report.figures = plan_checkpoints(plan);
+  refuse_unusable(scenario, report, checkpoint_time_source(scenario, hardware, crc, write));
   if (samples != nullptr) {
     // A simulated run takes a step of its loop per checkpoint segment and per failure.
     const double per_run = static_cast<double>(report.figures.steps) / static_cast<double>(report.figures.checkpoint_every) +

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // --mtbf and the settings beside it: the failures, checkpoints and goodput of a whole training run
 // of the simulated step (models/reliability/checkpointing.hpp), its checkpoint sized from the model.

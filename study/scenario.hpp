@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A what-if study's inputs after defaults, the config file and the flags have been merged.
 // Lists of costs hold either one value for every stage or one value per stage (device, boundary).

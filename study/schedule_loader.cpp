@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "study/schedule_loader.hpp"
 
 #include <algorithm>

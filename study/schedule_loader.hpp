@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Custom schedules for the CLI: a schedule file (torch's CSV, or JSON) read into a Program, and a
 // registry schedule written out in the same formats (`ppsim export`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Pictures of runs too large to keep their timelines (above kMaxTimelineOps): --svg, --html and a
 // table's --timeline drawn from digests the engine fills as it runs (figure_digest.hpp,

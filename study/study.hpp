@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // From a Scenario to Reports: check the inputs, build each schedule's program, validate it,
 // make the cost model and replay it. Failures are InputError (exit 2) or ScheduleError (exit 3).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The sweep's page (ppsim sweep STUDY.json --html FILE): the counts, the bubble ratio against m for
 // every schedule and p, throughput against peak memory with the Pareto front, and the summary's

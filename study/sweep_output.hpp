@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A sweep's every point as CSV or JSON Lines: its index, inputs and figures, in point order. The
 // bytes depend only on the study and the points written, never on threads or shards, so merged

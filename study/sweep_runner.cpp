@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "study/sweep_runner.hpp"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "study/errors.hpp"
@@ -81,6 +83,13 @@ PointFigures report_figures(const Report& report) {
 
 unsigned sweep_threads(unsigned jobs) { return jobs > 0 ? jobs : std::max(1u, std::thread::hardware_concurrency()); }
 
+unsigned worker_threads(unsigned requested, std::size_t points) {
+  // More threads than cores only wait their turn, and each holds an engine and a stack: -j 600 on
+  // a small machine, or jobs=40000 from Python, runs on the cores there are.
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(std::clamp<std::size_t>(std::min<std::size_t>(requested, cores), 1, std::max<std::size_t>(points, 1)));
+}
+
 std::vector<std::size_t> shard_points(const Study& study, std::size_t shard_index, std::size_t shard_count) {
   std::vector<std::size_t> indices;
   indices.reserve(study.points / shard_count + 1);
@@ -131,8 +140,7 @@ std::vector<PointResult> run_sweep(const Study& study, const SweepOptions& optio
   // Points are taken one at a time, so a slow point does not hold up a whole block; each result
   // goes to its own slot, whichever thread ran it. Errors do not stop the others, so the error
   // reported (the lowest index) does not depend on the number of threads either.
-  auto work = [&] {
-    Engine engine;
+  auto take_points = [&](Engine& engine) {
     for (std::size_t k = next.fetch_add(1); k < total; k = next.fetch_add(1)) {
       try {
         results[k] = run_point(study, indices[k], engine, options.simulate_all);
@@ -145,26 +153,54 @@ std::vector<PointResult> run_sweep(const Study& study, const SweepOptions& optio
       }
     }
   };
-
-  const auto threads = static_cast<unsigned>(std::clamp<std::size_t>(options.threads, 1, std::max<std::size_t>(total, 1)));
-  if (threads == 1 && !options.progress) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
-    if (options.progress) {
-      std::unique_lock<std::mutex> lock(mutex);
-      while (!finished.wait_for(lock, std::chrono::milliseconds(200), [&] { return done.load() == total; })) {
-        lock.unlock();
-        options.progress(done.load(), total);
-        lock.lock();
-      }
-      lock.unlock();
-      options.progress(total, total);
+  std::size_t running = 0;  // workers that have not returned; guarded by `mutex`
+  auto worker = [&] {
+    try {
+      Engine engine;
+      take_points(engine);
+    } catch (...) {
+      // Only the engine's own memory can fail here (run_point's errors stay in their slots): this
+      // worker stops, and the others or the calling thread take its points.
     }
-    for (std::thread& thread : pool) thread.join();
+    const std::lock_guard<std::mutex> lock(mutex);
+    --running;
+    finished.notify_all();
+  };
+
+  const unsigned threads = worker_threads(options.threads, total);
+  std::vector<std::thread> pool;
+  if (threads > 1 || options.progress) {
+    pool.reserve(threads);
+    for (unsigned t = 0; t < threads; ++t) {
+      {
+        const std::lock_guard<std::mutex> lock(mutex);
+        ++running;
+      }
+      try {
+        pool.emplace_back(worker);
+      } catch (const std::system_error&) {  // no more threads (RLIMIT_NPROC, address space): fewer workers
+        const std::lock_guard<std::mutex> lock(mutex);
+        --running;
+        break;
+      }
+    }
   }
+  if (options.progress && !pool.empty()) {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!finished.wait_for(lock, std::chrono::milliseconds(200),
+                              [&] { return done.load() == total || running == 0; })) {
+      lock.unlock();
+      options.progress(done.load(), total);
+      lock.lock();
+    }
+  }
+  for (std::thread& thread : pool) thread.join();
+  // Points no worker took (no thread could start, or every worker's engine failed): run them here.
+  if (next.load() < total) {
+    Engine engine;
+    take_points(engine);
+  }
+  if (options.progress) options.progress(total, total);
   for (const std::exception_ptr& error : errors) {
     if (error) std::rethrow_exception(error);
   }

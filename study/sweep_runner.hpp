@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs a study's points on worker threads, one Engine each. Every point fills its own slot, so the
 // results (and every byte written from them) are the same for any number of threads.
@@ -72,12 +73,18 @@ struct SweepOptions {
   bool simulate_all = false;
   std::size_t shard_index = 0;
   std::size_t shard_count = 1;
+  // --shard was given (even 0/1): the output file starts with its shard record, for ppsim merge.
+  bool sharded = false;
   // Called from the calling thread about five times a second while points run: (done, total).
   std::function<void(std::size_t, std::size_t)> progress;
 };
 
 // The threads of -j N (jobs=N in Python): N, or every core for 0.
 unsigned sweep_threads(unsigned jobs);
+
+// The worker threads a sweep of `points` points starts for `requested` threads: at most one per
+// point and one per core. The bytes written never depend on it.
+unsigned worker_threads(unsigned requested, std::size_t points);
 
 // The indices of the points a shard runs: index % shard_count == shard_index.
 std::vector<std::size_t> shard_points(const Study& study, std::size_t shard_index, std::size_t shard_count);

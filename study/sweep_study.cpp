@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "study/sweep_study.hpp"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "sim/report/format.hpp"
 #include "study/config.hpp"
 #include "study/errors.hpp"
+#include "study/sweep_shard_record.hpp"
 
 namespace ppsim {
 namespace {
@@ -250,6 +252,23 @@ void check_combinations(Study& study, const std::map<std::string, std::string>& 
     if (!model) fail(study, "$.gpus", "needs a model study (t and d are layout settings of a model)");
     study.derive_d = places.count("d") == 0;
   }
+  if (places.count("schedule-file") > 0) {
+    // The file's actions run only as schedule custom: any other schedule would ignore it.
+    for (const StudyAxis& axis : study.axes) {
+      if (axis.key != "schedule") continue;
+      for (const nlohmann::json& value : axis.values) {
+        if (value.contains("schedule") && value["schedule"] != "custom") {
+          fail(study, places.at("schedule-file"),
+               "runs as schedule custom, but " + axis.path + " lists " + json_excerpt(value["schedule"]) +
+                   "; a schedule file cannot sweep schedules");
+        }
+      }
+    }
+    if (study.base.sources.count("schedule") > 0 && study.base.schedules.front() != "custom") {
+      fail(study, places.at("schedule-file"),
+           "runs as schedule custom, but $.fixed.schedule names " + quoted_excerpt(study.base.schedules.front()));
+    }
+  }
   if (places.count("schedule-file") > 0 && study.has_axis("p")) {
     fail(study, places.at("schedule-file"), "a schedule file fixes p and m; it cannot sweep p");
   }
@@ -299,6 +318,7 @@ bool Study::has_axis(std::string_view key) const {
 Study parse_study(const nlohmann::ordered_json& json, const std::string& origin, const std::string& directory) {
   Study study;
   study.origin = origin;
+  study.fingerprint = study_fingerprint(json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (!json.is_object()) fail(study, "$", "a study is a JSON object with \"fixed\" and \"axes\", got " + type_and_value(json));
   for (const auto& [key, value] : json.items()) {
     if (!among(kStudyKeys, key)) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A sweep study (ppsim sweep STUDY.json): fixed settings, axes to vary, constraints that derive what
 // is not free (t*p*d = gpus, m = global batch / (b*d)), and how to rank the points. Reading a study
@@ -45,6 +46,7 @@ struct Study {
   std::optional<std::int64_t> memory_limit;  // bytes per device; above it a point does not fit
   int top = 10;
   std::size_t points = 1;  // product of the axis sizes
+  std::string fingerprint;  // of the study's JSON, which a shard's file records (sweep_shard_record.hpp)
 
   bool has_axis(std::string_view key) const;
 };

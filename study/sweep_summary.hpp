@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a sweep says on the terminal: how many points ran, were skipped (by reason) or do not fit;
 // the best points by the study's objective; the Pareto front of throughput against peak memory;

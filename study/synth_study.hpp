@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ppsim synth over a scenario: the search of synth/search.hpp on the scenario's costs (its cost flags
 // or --model), its figures as `run` prints them, and the order written as torch's CSV.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The transformer side of a study (--model): finding the architecture and the hardware profile,
 // checking the training layout against them, and deriving m from the global batch. Errors name the

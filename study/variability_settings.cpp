@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "study/variability_settings.hpp"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "models/input_limits.hpp"
 #include "models/json/json_document.hpp"
 #include "models/units.hpp"
 #include "schedules/excerpt.hpp"
@@ -29,9 +31,6 @@ double number_from_text(std::string_view text, const std::string& source, std::s
   }
   return value;
 }
-
-// Coefficients of variation beyond 10 are typos: a kernel ten times its mean is a failure, not noise.
-constexpr double kMaxVariation = 10;
 
 double variation_from_text(std::string_view text, const std::string& source) {
   const double cv = number_from_text(text, source, "a coefficient of variation (a number >= 0)");
@@ -60,10 +59,16 @@ std::int64_t integer_from_text(std::string_view text, const std::string& source,
   return value;
 }
 
-double duration_from_text(std::string_view text, const std::string& source) {
+// A duration of a training run: finite, >= 0 (> 0 unless `allow_zero`), at most kMaxDurationSeconds.
+double duration_from_text(std::string_view text, const std::string& source, bool allow_zero) {
   const Parsed<Duration> parsed = parse_duration(text);
   if (!parsed.ok) fail(source, parsed.error);
-  return parsed.value.value;
+  const double seconds = parsed.value.value;
+  if (!(seconds > 0) && !(allow_zero && seconds == 0)) {
+    fail(source, std::string("must be ") + (allow_zero ? ">= 0" : "> 0") + ", got " + quote(text));
+  }
+  if (seconds > kMaxDurationSeconds) fail(source, "is absurdly long (" + excerpt(text) + "; at most 1e12 s)");
+  return seconds;
 }
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
@@ -177,19 +182,19 @@ bool apply_variability_text(std::string_view key, std::string_view text, const s
   } else if (key == "seed") {
     scenario.seed = static_cast<std::uint64_t>(integer_from_text(text, source, 0, INT64_MAX));
   } else if (key == "mtbf") {
-    failures.mtbf = duration_from_text(text, source);
-    if (!(*failures.mtbf > 0)) fail(source, "a mean time between failures must be > 0, got " + quote(text));
+    failures.mtbf = duration_from_text(text, source, false);
   } else if (key == "train-time") {
-    failures.train_time = duration_from_text(text, source);
-    if (!(*failures.train_time > 0)) fail(source, "must be > 0, got " + quote(text));
+    failures.train_time = duration_from_text(text, source, false);
   } else if (key == "train-steps") {
     failures.train_steps = integer_from_text(text, source, 1, 1'000'000'000'000);
   } else if (key == "checkpoint-time") {
-    failures.checkpoint_time = duration_from_text(text, source);
+    failures.checkpoint_time = duration_from_text(text, source, true);
   } else if (key == "storage-bandwidth") {
     const Parsed<Bandwidth> parsed = parse_bandwidth(text);
     if (!parsed.ok) fail(source, parsed.error);
-    if (std::isinf(parsed.value.value)) fail(source, "must be a finite rate, got " + quote(text));
+    if (!(parsed.value.value >= kMinRateBytesPerSecond && parsed.value.value <= kMaxRateBytesPerSecond)) {
+      fail(source, "must be from 1 kB/s to 1 PB/s, got " + quote(text));
+    }
     failures.storage_bandwidth = parsed.value.value;
   } else if (key == "async-checkpoint") {
     failures.async_checkpoint = bool_from_text(text, source);
@@ -197,7 +202,7 @@ bool apply_variability_text(std::string_view key, std::string_view text, const s
     if (text != "none" && text != "crc32") fail(source, "must be none or crc32, got " + quote(text));
     failures.checksum_crc32 = text == "crc32";
   } else if (key == "restart-time") {
-    failures.restart_time = duration_from_text(text, source);
+    failures.restart_time = duration_from_text(text, source, true);
   } else if (key == "checkpoint-every") {
     if (text == "auto") {
       failures.checkpoint_every.reset();

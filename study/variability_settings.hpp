@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The settings of noise, stragglers, Monte-Carlo steps and failures: read from flags and config
 // files under the keys of config.cpp's table, checked, and written back into a report's scenario

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `ppsim --version`, `ppsim-calibrate --version` and ppsim.__version__ say: the release (the
 // CMake project's version) and the git revision the binary was built from.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "synth/exhaustive.hpp"
 
 #include "synth/placed_ops.hpp"

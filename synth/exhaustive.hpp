@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The best order by exhaustive search, for small sizes: what the tests hold `synth` to. It explores
 // every schedule in which each stage runs its micro-batches' F's, I's and W's each in micro-batch

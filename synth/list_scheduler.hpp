@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Builds per-device orders of F, I and W by list scheduling: whenever a device is free, it takes one
 // of the ops whose inputs have arrived, by a policy, under a per-device activation-memory limit. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What both schedule searches (list scheduling and branch and bound) keep of a partial schedule:
 // each stage's next F, I and W micro-batch, the ends of the F's and I's placed, and when the inputs

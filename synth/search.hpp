@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ppsim synth: the per-device orders of F, I and W with the shortest makespan under a per-device
 // activation-memory limit, judged by the engine itself (so per-stage costs, links and an uneven last

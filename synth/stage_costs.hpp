@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the schedule search reads of a cost model, once (SynthStage): per stage its op times, stash sizes and the
 // time its messages take to reach the next and the previous stage.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `0F1` action notation: printing and parsing are exact inverses, and everything else is refused
 // with a reason (schedules are exchanged with torch.distributed.pipelining through it).
 #include "schedules/action.hpp"

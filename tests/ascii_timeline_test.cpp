@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ASCII timeline: slot choice, labels, phase markers, width capping, and pinned pictures.
 #include "sim/report/ascii_timeline.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A real browser renders the default study's HTML report: Debian's chromium, headless and kept off
 // the network, takes a screenshot and dumps the DOM. The test checks that the page loaded without
 // console messages, that the browser built every lane and box, and that every lane's region of

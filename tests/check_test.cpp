@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ppsim check, --expect and formulas --check's narrowing: what a CI job pins about a configuration.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Chrome trace: valid JSON in the format's object form, a process per device with named
 // threads, one complete event per op, flows that pair up, memory counters, and the configuration.
 #include "sim/report/chrome_trace.hpp"

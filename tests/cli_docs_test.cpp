@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The man pages and completions (tools/cli_docs) are written from the parser's own definition:
 // they name every command and flag it knows, and every value word they offer is one it accepts.
 #include <CLI/CLI.hpp>

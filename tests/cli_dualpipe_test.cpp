@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DualPipe through the study layer: each device holds the parameters of both stages it runs, the
 // replicas sum their gradients after the step, per-stage settings describe the p stages that both
 // directions share, and its refusals.

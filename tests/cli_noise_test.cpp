@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Noise, stragglers and failures through the command line: the samples' figures, stragglers
 // against per-stage costs, determinism, the reliability figures of a transformer study, and bad
 // values, each named by its flag.
@@ -187,7 +188,7 @@ TEST_CASE("Bad noise, straggler and failure settings exit 2 with one line naming
         "--checkpoint-every", "1"},
        "ppsim: error: --samples: 100000 simulated training runs of "},
       {{"run", "--model", "llama3.1-8b", "--mtbf", "0", "--train-time", "1 d"},
-       "ppsim: error: --mtbf: a mean time between failures must be > 0, got '0'\n"},
+       "ppsim: error: --mtbf: must be > 0, got '0'\n"},
       {{"run", "--mtbf", "1 h"}, "ppsim: error: --mtbf: needs --model (a transformer study)\n"},
       {{"run", "--model", "llama3.1-8b", "--mtbf", "1 h"},
        "ppsim: error: --mtbf: needs the run's length, --train-time T or --train-steps N\n"},

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The picture options of the command line, driven in-process: --svg, --html and --trace write
 // their files atomically, leave stdout as it was, and name the flag when a file cannot be written.
 #include <catch2/catch.hpp>

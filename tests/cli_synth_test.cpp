@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ppsim synth from the command line: its figures, the order it writes and that order replayed, and
 // its refusals.
 #include <catch2/catch.hpp>

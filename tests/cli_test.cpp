@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line, driven in-process: exit statuses, both streams, the JSON names of DESIGN.md,
 // the example configs, and one clear line for every kind of bad input.
 #include "tools/ppsim/cli.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transformer studies through the command line: the example config, every preset pair, the memory
 // verdict, m from the global batch, preset names against their JSON files, and bad input.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sweep's closed-form fast path (study/closed_form_point.hpp) must give the simulation's
 // figures to the last bit wherever it answers, and must decline where the closed forms are not
 // exact: the output bytes of a sweep do not depend on --simulate-all.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The closed-form table: every entry names a registry schedule, evaluates to the textbook values,
 // and agrees with the engine inside its regime.
 #include "schedules/closed_forms.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON configs: every key by its long option name, units, lists, and an error naming the JSON path
 // for each way a file can be wrong.
 #include "study/config.hpp"

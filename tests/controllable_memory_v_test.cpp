@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // V-Half and V-Min (Qi et al., "Pipeline Parallelism with Controllable Memory", NeurIPS 2024): action
 // order against goldens written by a Python port of the zero-bubble repository's zbv_greedy.py
 // (sail-sg 39f2c186, checked against the repository's own file), their memory against 1F1B's, and

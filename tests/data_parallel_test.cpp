@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Data-parallel collectives against the simulated pipeline (models/transformer/data_parallel.hpp):
 // Megatron's buckets, when each is ready, the one communication stream, what stays exposed, and
 // the overlapped parameter all-gather. An ideal machine (no latency, every efficiency 1) makes each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Programs that cannot finish end in a deadlock report naming every stuck device, its next action and
 // what it waits for; never a hang, never a partial result.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DualPipe, the bidirectional original (dualpipe.cpp): its orders against the reference's, its size
 // rules, and what the engine makes of two pipelines over replicated stages (Program::num_pipelines):
 // each direction's first stage reads its own micro-batches, nothing flows between the directions,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DualPipeV (dualpipe_v.cpp): its order against golden CSVs written by hand from the step structure
 // of deepseek-ai/DualPipe's dualpipev.py, its overlapped pairs, its refusals, the bubble and
 // activation figures of DualPipe's README table, and the engine invariants at every small size.

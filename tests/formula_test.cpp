@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The textbook closed forms for GPipe and 1F1B with uniform costs and free links, pinned over a grid
 // of (p, m, F:B) and a seeded random sample beyond it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The built-in schedules, action for action, against expected schedules kept as CSV files in
 // torch.distributed.pipelining's _dump_csv layout: one row per device (rank), its actions in order,
 // comma-separated. The files were written by hand from the schedules' definitions:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Programs written by hand, outside any schedule, that the engine must run from the semantics alone:
 // several stages per device, a V-shaped mapping, split backwards, unequal stages. Every expected
 // number below comes from a hand simulation written next to it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Regression tests for hostile input and special output paths (issue 12): each names what it
 // protects. The generated sweep over many hostile inputs is in hostile_input_test.cpp.
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hardware profiles: the efficiency-table interpolation, the built-in presets against the vendors'
 // datasheets, the time functions, and the configs/hardware/*.json files against the C++ presets
 // (so the two cannot drift apart).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line on a few hundred generated hostile inputs of each class (truncation, type swaps,
 // huge and non-finite numbers, duplicate keys, BOM, NUL, invalid UTF-8, deep nesting, giant strings
 // and arrays) for every kind of file it reads. Whatever the input, ppsim exits 0, 2 or 3; a failure

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML report: well-formed (XHTML-compatible), self-contained, a lane per device for every
 // schedule on one shared axis, a layout the browser test can rely on, and the same bytes every time.
 #include "sim/report/html_report.hpp"

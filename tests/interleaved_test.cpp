@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interleaved 1F1B and looped BFS: action order against hand-written golden CSVs, closed forms of
 // makespan and stash with uniform costs and free links, hand-simulated timelines, and the invariants.
 //

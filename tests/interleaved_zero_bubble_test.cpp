@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Interleaved zero bubble (torch's ScheduleInterleavedZeroBubble): action order against goldens
 // written by a Python port of _calculate_single_rank_operations and _add_bubbles_to_actions (pytorch
 // 00722e64, its empty steps left out), its size rule, and what it buys over interleaved 1F1B.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What links cost GPipe and 1F1B: a per-message latency L (free bandwidth), a transfer time
 // T = bytes / bandwidth, blocking versus overlapping communication, and the per_link figures.
 //

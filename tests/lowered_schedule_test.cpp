@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // torch.distributed.pipelining's lowered schedules (format "compute_comms", what _dump_csv writes by
 // default). As torch's runtime runs them, a SEND hands its message to the link where it stands and a
 // RECV is posted there and waited for by the op that uses the message; with wait_at_receives a device

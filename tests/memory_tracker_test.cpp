@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MemoryTracker computes its peak stash count, a double, only when whole stashes plus weight parts
 // pass the last peak (sim/memory_tracker.hpp). These tests hold it to the plain running maximum.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading configs/models and configs/hardware: round trips, and bad files refused with the JSON path.
 
 #include <catch2/catch.hpp>

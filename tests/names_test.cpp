@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The names people type: schedules in any case and by torch's and Megatron's names, and flags and
 // commands that are nearly right.
 #include <catch2/catch.hpp>

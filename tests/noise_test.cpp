@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Noise over the real schedule, stragglers and the reliability closed forms: the draws' moments,
 // the engine's noisy replay against the closed forms it must meet, the critical path, and Daly's
 // optimum and the Monte-Carlo training runs against the figures of the Llama 3 405B run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Overlapped forward-and-backward ops (torch's OVERLAP_F_B, as DualPipe uses them): the cell
 // notation, validation, and the engine running a pair as one op of its own time.
 #include <algorithm>

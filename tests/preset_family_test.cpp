@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Preset names as people say them: the minor version left out, or only the first words.
 #include "study/preset_family.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every schedule in the registry, at every small size it accepts, builds a valid program that
 // finishes and keeps the engine's invariants: a schedule is tested the moment its row is added.
 #include "schedules/registry.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Table, JSON and CSV reporters, and the number formatting they share.
 #include "sim/report/reporter.hpp"
 

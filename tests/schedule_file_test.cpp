@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Schedule files: torch.distributed.pipelining's CSV read and written, JSON written, the shape inferred
 // from the actions, and every refusal with its message and its cell in the step x device grid.
 #include "schedules/schedule_file.hpp"

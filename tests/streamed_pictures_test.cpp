@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pictures of runs too large to keep are drawn from digests the engine fills as it runs
 // (study/streamed_pictures.hpp). They must be the pictures of the kept timeline byte for
 // byte: the same SVG, the same HTML page, the same ASCII timeline, on every kind of lane (one box

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SVG timeline: well-formed, a lane per device and a box per op, phase marks, links, memory,
 // aggregation of large runs, and the same bytes every time.
 #include "sim/report/svg_timeline.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's two algorithms (sim/engine.hpp) must agree bit for bit: the in-order sweep, which
 // every summary run takes, against the event queue, which the timeline invariants check op by op
 // (tests/support/invariants.cpp). And a schedule run from its generators, never stored, must give

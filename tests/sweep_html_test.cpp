@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ppsim sweep --html: a well-formed, self-contained page with one bubble series per schedule and p,
 // the summary's Pareto front as a staircase, the same bytes for any number of threads, and the
 // usual one-line error for a path that cannot be written.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ppsim synth's search (synth/search.hpp): against an exhaustive search of every in-order schedule
 // at p <= 4, m <= 8, against the registry schedules at their own memory, and against the zero-bubble
 // repository's greedy V order at m < 2p-1.

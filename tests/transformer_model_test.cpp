@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transformer cost model: pass times against the FLOP and byte accounting, tensor- and
 // sequence-parallel scaling, layer placement, static memory of a hand-computed case, and the
 // training-step figures. An ideal machine (every efficiency 1, no latency) makes each time an exact

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The transformer cost model's formula layer: preset parameter counts against published sizes, the
 // JSON presets against the built-in table, FLOPs against Qi et al. (ICLR 2024) Table 1 and Narayanan
 // et al. (SC'21) appendix, activation bytes against Korthikanti et al. (2022) Table 2.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text forms of durations, sizes and bandwidths, as configs and flags write them; errors say what is
 // wrong (the caller adds the flag or JSON path).
 #include "models/units.hpp"

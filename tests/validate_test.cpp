@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Static validation of programs: the built-in schedules pass, and every broken rule is reported with
 // the action that breaks it and its cell in the step x device grid.
 #include "schedules/validate.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The validation against published, measured training runs (docs/validation.md): every case in
 // configs/validation/cases.json is run as `ppsim run -c CASE --format json`, its predicted step time
 // must be the one the document prints, and the overall mean absolute error may not rise above the

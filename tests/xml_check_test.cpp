@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tests' XML checker: it must refuse what a strict XML parser refuses, or the SVG and HTML
 // tests prove nothing.
 #include "support/xml_check.hpp"

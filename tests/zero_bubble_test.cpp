@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ZB-H1 and ZB-H2 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, §2): their action order
 // against hand-written golden CSVs, the paper's bubble and memory figures (Table 2, §2.3) with uniform
 // costs and free links, and the engine invariants at every size they accept.

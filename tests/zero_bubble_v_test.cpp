@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ZB-V (zero_bubble_v.cpp): its order against hand-written golden CSVs, its zero bubble at
 // F = I = W, its peak stash, and the engine invariants at every small size and other cost ratios.
 //

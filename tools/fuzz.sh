@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The libFuzzer targets of every parser (tests/fuzz), built by the asan preset.
 #   tools/fuzz.sh TARGET SECONDS   fuzz one target for SECONDS, starting from its checked-in corpus;
 #                                  new inputs go to build-asan/fuzz-work/TARGET, never into the tree.
@@ -12,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build-asan"
 targets=(fuzz_config fuzz_schedule_csv fuzz_schedule_json fuzz_action fuzz_units fuzz_study fuzz_expectation fuzz_model_json
-         fuzz_hardware_json)
+         fuzz_hardware_json fuzz_merge fuzz_calibrate_options)
 
 usage() {
   echo "usage: tools/fuzz.sh TARGET SECONDS | --ci [SECONDS] | --list" >&2

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages ppsim needs to build and test, and only those that are missing.
 # Everything comes from Debian's archive; nothing else is downloaded.
 #   tools/install-deps.sh          what building and running ppsim needs, its Python module included

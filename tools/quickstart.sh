@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's two commands:
 #   tools/quickstart.sh run [ppsim arguments]   install what is missing, build (Release), run ppsim
 #   tools/quickstart.sh test                    install what is missing, build, run every test
@@ -27,7 +28,13 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 
 case "$command" in
   run)
-    cmake --build "$build" --target ppsim -j "$jobs" >/dev/null
+    # The Python module too where pybind11 is installed (install-deps.sh installs it), so that
+    # `PYTHONPATH=build/tools/python python3 -c 'import ppsim'` works after the quick start.
+    targets=(ppsim)
+    if cmake --build "$build" --target help 2>/dev/null | grep -q 'ppsim_python'; then
+      targets+=(ppsim_python)
+    fi
+    cmake --build "$build" --target "${targets[@]}" -j "$jobs" >/dev/null
     exec "$build/tools/ppsim/ppsim" "$@"
     ;;
   test)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The sanitizer suite: installs clang 14 and its sanitizer and libFuzzer runtimes where missing
 # (Debian packages, tools/install-deps.sh --sanitize), builds the asan preset (clang 14,
 # AddressSanitizer + UBSan, no recovery), runs every test under it, then every fuzz target over its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Collectives measured on a machine: NCCL-style bus bandwidth by message size, per operation and
 // group size, as ppsim-calibrate writes them into a hardware profile ("collectives"). Where a

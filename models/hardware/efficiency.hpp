@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Achieved fraction of a hardware peak as a function of the size of one operation: FLOPs of one
 // GEMM, bytes moved by one memory-bound kernel, bytes of one message. Small operations cannot fill

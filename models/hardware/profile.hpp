@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A hardware profile: the peaks a vendor publishes for one accelerator and its links, plus the
 // efficiency tables that turn those peaks into achievable times. The transformer cost model

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/json/architecture_json.hpp"
 
 #include "models/json/json_fields.hpp"

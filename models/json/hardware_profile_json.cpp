@@ -1,10 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/json/hardware_profile_json.hpp"
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "models/input_limits.hpp"
 #include "models/json/json_fields.hpp"
+#include "models/noise.hpp"
 #include "schedules/action.hpp"
 
 namespace ppsim {
@@ -117,17 +120,17 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
   if (fields.has("host_link")) {
     const JsonFields host = fields.object("host_link");
     host.refuse_unknown({"bandwidth"});
-    p.host_bandwidth = host.positive("bandwidth");
+    p.host_bandwidth = host.number_in("bandwidth", kMinRateBytesPerSecond, kMaxRateBytesPerSecond);
   }
-  if (fields.has("crc32_rate")) p.crc32_rate = fields.positive("crc32_rate");
+  if (fields.has("crc32_rate")) p.crc32_rate = fields.number_in("crc32_rate", kMinRateBytesPerSecond, kMaxRateBytesPerSecond);
   if (fields.has("variability")) {
     const JsonFields variability = fields.object("variability");
     variability.refuse_unknown({"F", "B", "I", "W", "link"});
     for (const auto& [name, op] : {std::pair{"F", Op::kForward}, std::pair{"B", Op::kBackward},
                                    std::pair{"I", Op::kBackwardInput}, std::pair{"W", Op::kBackwardWeight}}) {
-      if (variability.has(name)) p.op_variability[static_cast<std::size_t>(op)] = variability.positive(name, true);
+      if (variability.has(name)) p.op_variability[static_cast<std::size_t>(op)] = variability.number_in(name, 0, kMaxVariation);
     }
-    if (variability.has("link")) p.link_variability = variability.positive("link", true);
+    if (variability.has("link")) p.link_variability = variability.number_in("link", 0, kMaxVariation);
   }
   p.latency_assumed = assumed_marker(fields, "latency");
   p.efficiency_assumed = assumed_marker(fields, "efficiency");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // configs/hardware/*.json <-> HardwareProfile. The same schema serves the datasheet presets and the
 // profiles ppsim-calibrate measures; a measured profile adds a free-form "calibration" object

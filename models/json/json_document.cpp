@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/json/json_document.hpp"
 
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reading JSON that a user hands ppsim (configs, studies, schedule files, model and hardware files):
 // bounded in size and nesting before nlohmann sees it, every nlohmann failure turned into a

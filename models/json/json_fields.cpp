@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/json/json_fields.hpp"
 
 #include <algorithm>
@@ -79,6 +80,17 @@ double JsonFields::positive(std::string_view key, bool allow_zero) const {
   const double number = value.get<double>();
   if (!std::isfinite(number) || number < 0 || (!allow_zero && number == 0)) {
     fail(key, std::string("must be a finite number ") + (allow_zero ? ">= 0" : "> 0") + ", got " + value.dump());
+  }
+  return number;
+}
+
+double JsonFields::number_in(std::string_view key, double min, double max) const {
+  const nlohmann::json& value = at(key);
+  if (!value.is_number()) fail(key, "must be a number, got " + shown(value));
+  const double number = value.get<double>();
+  if (!(number >= min && number <= max)) {
+    fail(key, "must be a number from " + nlohmann::json(min).dump() + " to " + nlohmann::json(max).dump() + ", got " +
+                  excerpt(value.dump()));
   }
   return number;
 }

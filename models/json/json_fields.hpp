@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reading one JSON object field by field with errors that name the JSON path. Every reader in
 // models/json goes through this, so missing keys, wrong types, NaN-free numbers, ranges and unknown
@@ -35,6 +36,8 @@ class JsonFields {
   bool boolean(std::string_view key) const;
   // A finite number > 0 (or >= 0 with allow_zero).
   double positive(std::string_view key, bool allow_zero = false) const;
+  // A finite number in [min, max].
+  double number_in(std::string_view key, double min, double max) const;
   // An integer in [min, max]; 1e9-style floats with an integral value count as integers.
   std::int64_t integer(std::string_view key, std::int64_t min, std::int64_t max) const;
   // A nested object, read with the same origin and a longer path.

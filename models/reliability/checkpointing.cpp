@@ -1,13 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/reliability/checkpointing.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "models/noise.hpp"
 
 namespace ppsim {
 namespace {
+
+// Step counts are held as int64: a double above this is no count (and casting it would be UB).
+constexpr double kMaxSteps = 4.6e18;
 
 // One segment of tau seconds of work and its checkpoint: its expected wall time and the parts of it.
 struct Segment {
@@ -56,13 +62,14 @@ ReliabilityFigures plan_checkpoints(const CheckpointPlan& plan) {
   } else {
     // A flush schedule checkpoints between steps: the whole number of steps nearest the optimum,
     // whichever of the two neighbours trains more.
-    const double steps = figures.optimum_period / plan.step_time;
-    const auto below = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(steps)));
+    // Clamped before the cast: an optimum beyond 2^62 steps is no whole number ppsim can hold.
+    const double steps = std::clamp(figures.optimum_period / plan.step_time, 1.0, kMaxSteps);
+    const auto below = static_cast<std::int64_t>(std::floor(steps));
     every = share_of_work(below + 1) > share_of_work(below) ? below + 1 : below;
   }
   // An async write must end before the next snapshot starts one.
   if (plan.write_time > 0) {
-    every = std::max(every, static_cast<std::int64_t>(std::ceil(plan.write_time / plan.step_time)));
+    every = std::max(every, static_cast<std::int64_t>(std::ceil(std::min(plan.write_time / plan.step_time, kMaxSteps))));
   }
   figures.checkpoint_every = every;
   const double tau = static_cast<double>(every) * plan.step_time;
@@ -80,10 +87,26 @@ ReliabilityFigures plan_checkpoints(const CheckpointPlan& plan) {
   } else {
     figures.wall_time = plan.wall_time.value_or(0);
     figures.work_time = figures.wall_time * figures.goodput;
-    figures.steps = static_cast<std::int64_t>(std::floor(figures.work_time / plan.step_time));
+    const double steps = figures.work_time / plan.step_time;
+    figures.steps = steps < kMaxSteps ? static_cast<std::int64_t>(std::floor(steps)) : -1;  // -1: not a count
   }
   figures.failures_expected = figures.wall_time / mtbf;  // a Poisson process over the whole wall time
   return figures;
+}
+
+std::string unusable_reliability(const ReliabilityFigures& f) {
+  const std::pair<const char*, double> figures[] = {
+      {"system_mtbf", f.system_mtbf},         {"failures_expected", f.failures_expected},
+      {"checkpoint_period", f.checkpoint_period}, {"optimum_period", f.optimum_period},
+      {"checkpoint_overhead", f.checkpoint_overhead}, {"lost_work", f.lost_work},
+      {"restart_overhead", f.restart_overhead}, {"goodput", f.goodput},
+      {"wall_time", f.wall_time},             {"work_time", f.work_time}};
+  for (const auto& [name, value] : figures) {
+    if (!std::isfinite(value)) return name;
+  }
+  if (!(f.goodput > 0)) return "goodput";
+  if (f.steps < 1) return "steps";
+  return "";
 }
 
 ReliabilitySamples simulate_checkpoints(const CheckpointPlan& plan, const ReliabilityFigures& closed_form,

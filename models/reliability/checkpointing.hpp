@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Failures, checkpoints and goodput of a training run, from the step the simulation gives. Failures
 // are a Poisson process: each of the G GPUs fails at rate 1/mtbf, the job at rate 1/M with
@@ -57,6 +58,11 @@ double daly_optimum_interval(double delta, double system_mtbf);
 // The closed forms. With async checkpoints the lost work of a failure grows by the write time, as
 // the last checkpoint is durable only once written: charged as R + write_time in eq. 20.
 ReliabilityFigures plan_checkpoints(const CheckpointPlan& plan);
+
+// The first figure of `figures` that is no usable result (not finite, a goodput of 0, no whole
+// step trained, a step count beyond int64), or "" when all are: a run must refuse its inputs rather
+// than report such a figure.
+std::string unusable_reliability(const ReliabilityFigures& figures);
 
 // The same run simulated `samples` times (exponential failures, the work since the last durable
 // checkpoint lost, restarts that can fail): the distribution of its wall time, for `steps` steps

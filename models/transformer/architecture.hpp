@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The shape of a decoder-only transformer, as model cards and papers state it, and the parameter
 // count that follows from it. Pure data and pure functions: reading configs/models/*.json belongs to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The data-parallel collectives of one step as Megatron-LM's DistributedDataParallel issues them,
 // placed against the simulated pipeline (megatron/core/distributed/distributed_data_parallel.py,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // torch's FSDP2 (`fully_shard`) on the stages of a pipeline, over the d data-parallel ranks, as
 // torch.distributed.pipelining runs it with a lowered schedule's UNSHARD, RESHARD and REDUCE_GRAD

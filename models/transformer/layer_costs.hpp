@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // FLOPs and activation bytes of one transformer layer, from its GEMM shapes and stored tensors.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Seconds of the forward (F), input-gradient (I) and weight-gradient (W) passes of one transformer
 // layer, of the embedding and of the LM head, on one tensor-parallel rank for one micro-batch. Each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which part of the model each pipeline stage holds: a run of transformer layers, plus the token
 // embedding on the first stage and the final norm, LM head and loss on the last (as Megatron-LM and

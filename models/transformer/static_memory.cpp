@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/transformer/static_memory.hpp"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Bytes a device holds for the whole step, whatever the schedule: its share of the parameters,
 // their gradients and the optimizer state, plus the workspace allowance.

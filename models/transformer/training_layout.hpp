@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How a model is trained: sequence, micro-batch, the three parallel degrees, recomputation and the
 // memory-saving options, as a Megatron-LM or DeepSpeed launch line states them. Plain data; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A whole training step from a simulated pipeline: the pipeline's own time, then each device's
 // data-parallel gradient reduction and the optimizer step; throughput, model FLOPs utilisation and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/transformer/transformer_cost_model.hpp"
 
 #include <algorithm>

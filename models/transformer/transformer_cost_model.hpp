@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The cost model of a real training run: op times, stashes, messages and static memory derived from
 // a transformer architecture, a training layout and a hardware profile, for a program whose stages

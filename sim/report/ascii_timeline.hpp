@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A terminal picture of a recorded timeline: one row per device, one column per time slot,
 // `|` marking where each device's warmup, steady and cooldown phases meet.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/report/ascii_timeline_digest.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The ASCII timeline taken record by record, so a run too large to keep (a table's --timeline above
 // 2,000,000 ops) is drawn as the engine runs: one pass finds the grid (TimelineGridFinder), a second

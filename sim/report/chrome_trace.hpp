@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Chrome trace-event JSON, which Perfetto (ui.perfetto.dev) and chrome://tracing open: a process per
 // device, its compute on one thread and each outgoing link on another, flow arrows from every send

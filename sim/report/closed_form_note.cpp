@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/report/closed_form_note.hpp"
 
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A published closed form evaluated for one simulated scenario, beside the simulated figure: what
 // `ppsim formulas` prints as a row, and what the pictures write next to the bubble.

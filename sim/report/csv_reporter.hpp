@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CSV output for spreadsheets: one row per device, the schedule column telling reports apart.
 

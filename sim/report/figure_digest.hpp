@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What an SVG figure draws of a timeline, taken record by record: busy time per bin of each device
 // lane and each link, the kinds of op present, and each device's memory curve reduced to what its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Number and column formatting shared by the reporters, so every output writes figures alike.
 

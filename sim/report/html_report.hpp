@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One self-contained HTML page comparing schedules: the summary table, every schedule's timeline
 // and memory curve on one shared time axis, and the closed forms beside the simulated bubble.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/report/json_reporter.hpp"
 
 #include "sim/report/streamed_timeline.hpp"

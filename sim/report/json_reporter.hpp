@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // JSON output for scripts and CI: the figures under their DESIGN.md names, in a stable key order.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Text helpers shared by the SVG and HTML writers: escaping, so every file is well-formed XML, and
 // fixed-precision numbers, so the same inputs give the same bytes on every machine.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a reporter prints: one simulated schedule with the inputs that produced it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Reporters are sibling implementations of one small interface (as in Google Benchmark):
 // table for people, JSON for scripts, CSV for spreadsheets. Each writes one or more Reports.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The HTML report's section on Monte-Carlo steps (--samples): each schedule's percentiles in one
 // table and a histogram of its step time (its makespan without a model) in a small inline SVG,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Text too large to hold in memory, appended in blocks to an anonymous temporary file and copied
 // out at the end: one section of a streamed output (a trace's ops, a timeline's spans).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sim/report/streamed_timeline.hpp"
 
 #include <nlohmann/json.hpp>

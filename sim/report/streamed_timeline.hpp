@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A run's timeline for `--format json --timeline`, rendered while the engine runs into temporary
 // files instead of kept as Result::timeline: the JSON reporter splices it in where a stored

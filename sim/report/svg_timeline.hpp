@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SVG pictures of recorded timelines: one lane per device with ops as boxes coloured by kind, the
 // warm-up / steady / cool-down boundaries, a time axis with units, and memory over time beneath.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Plain-text tables for people: one schedule in detail, or several side by side.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How the pictures show time: the unit of the axis and where its ticks go.
 

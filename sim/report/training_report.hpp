@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The training-step part of a report (a transformer study): step time, throughput, MFU, the stage
 // costs and memory per device against capacity, for the table and JSON reporters.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the reporters write of Monte-Carlo steps (--samples) and of a run's failures and
 // checkpoints (--mtbf): tables for people, JSON under "samples" and "reliability".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: one cell of the `0F1` notation (single actions and overlapped pairs); what
 // parses must print back and parse to the same action.
 #include <cstddef>

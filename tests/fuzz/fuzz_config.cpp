@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: a config file's text through the JSON reader and apply_config_json, as
 // `ppsim run -c FILE` reads it. Refusals are fine; a crash, a sanitizer report or a leak is not.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: --expect's expressions ("bubble_ratio <= 0.1", "peak_memory_bytes < 80 GiB",
 // "fits"). Anything is either an expectation or an InputError; an accepted one evaluates.
 #include <cmath>

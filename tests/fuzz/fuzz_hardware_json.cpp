@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: a hardware profile file (configs/hardware/*.json), as `--hardware FILE` reads it.
 #include <cstddef>
 #include <cstdint>

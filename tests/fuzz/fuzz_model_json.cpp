@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: a model architecture file (configs/models/*.json), as `--model FILE` reads it.
 #include <cstddef>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: torch's schedule CSV through parse_schedule_csv, then validate_program (and, for
 // a lowered file, validate_comm_actions) and the grid that exit 3 prints, as `ppsim run
 // --schedule-file FILE.csv` does.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: a JSON schedule file through parse_json_schedule and validate_program, as
 // `ppsim run --schedule-file FILE.json` reads it.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: a sweep study's text through the JSON reader and parse_study, as `ppsim sweep
 // STUDY.json` reads it (without running the points).
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: the unit parser of times, sizes and rates ("1.5 ms", "80 GiB", "400 Gb/s").
 #include <cmath>
 #include <cstddef>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The generated completions complete what ppsim parses: commands, flags, comma-separated schedule
 # lists and enumerated values (bash, run for real); both zsh files parse (zsh -n, where zsh is
 # installed); the man pages format without a groff warning.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `cpack -G DEB` makes ppsim_VERSION_ARCH.deb with its dependencies declared, and what it installs
 # works from where it lands: the binaries (their --version naming the git revision), an example
 # from /usr/share/ppsim giving the build's own figures, the man pages, the completions and, when
@@ -46,6 +47,12 @@ grep -q "slow\|1f1b\|gpipe" installed.csv || { echo "FAIL: no figures: $(cat ins
 for dir in examples models hardware studies validation; do
   [ -d "$root/usr/share/ppsim/$dir" ] || { echo "FAIL: no /usr/share/ppsim/$dir"; exit 1; }
 done
+
+# The licence, README and changelog where Debian keeps a package's documents.
+doc="$root/usr/share/doc/ppsim"
+grep -q "Apache License" "$doc/copyright" || { echo "FAIL: no Apache-2.0 licence in $doc/copyright"; exit 1; }
+cmp -s "$doc/README.md" "$source/README.md" || { echo "FAIL: $doc/README.md is not the README"; exit 1; }
+gzip -dc "$doc/changelog.gz" | grep -q "^# ppsim changelog" || { echo "FAIL: no changelog.gz in $doc"; exit 1; }
 
 for page in ppsim ppsim-calibrate; do
   gzip -dc "$root/usr/share/man/man1/$page.1.gz" | grep -q '^\.SH NAME' || { echo "FAIL: man page $page"; exit 1; }

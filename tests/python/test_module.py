@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python module against the command line: the same library, so the same figures and errors.
 
 Run by ctest (tests/CMakeLists.txt) with PYTHONPATH at the build tree's package, PPSIM at the
@@ -181,7 +182,11 @@ def test_synth_is_the_clis(tmp_path):
     settings = dict(p=4, m=8, forward="1,1,1,1.5", backward="2,2,2,3", activation_bytes="1GiB")
     found = ppsim.synth("4 GiB", output=tmp_path / "found.csv", **settings)
     flags = ["-p", "4", "-m", "8", "--forward", "1,1,1,1.5", "--backward", "2,2,2,3", "--activation-bytes", "1GiB"]
-    assert found == cli_json("synth", *flags, "--memory-limit", "4 GiB", "-o", str(tmp_path / "cli.csv"), "--format", "json")
+    by_cli = cli_json("synth", *flags, "--memory-limit", "4 GiB", "-o", str(tmp_path / "cli.csv"), "--format", "json")
+    # Each result names the schedule file it wrote, so that ppsim check can re-run it; the rest is equal.
+    assert found["scenario"].pop("schedule-file") == str(tmp_path / "found.csv")
+    assert by_cli["scenario"].pop("schedule-file") == str(tmp_path / "cli.csv")
+    assert found == by_cli
     assert (tmp_path / "found.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
     assert ppsim.run(schedule_file=str(tmp_path / "found.csv"), **settings)["makespan"] == found["synth"]["makespan"]
     with pytest.raises(ppsim.InputError, match="--memory-limit"):

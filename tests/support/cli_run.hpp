@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Driving the command line in-process, and scratch directories for the files it writes: shared by
 // the CLI, picture, transformer and sweep tests.

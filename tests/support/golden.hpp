@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Golden schedules kept as CSV under tests/golden/, in torch.distributed.pipelining's _dump_csv layout:
 // one row per device, its actions comma-separated. Read here by the test itself (not by the library's

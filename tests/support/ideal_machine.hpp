@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The transformer tests' machine and model: an ideal machine (empty efficiency tables achieve the
 // full peak, zero latencies leave only bytes over bandwidth), so every time is an exact quotient of

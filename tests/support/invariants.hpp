@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Checks every property DESIGN.md promises of a finished simulation, recomputed from the program,
 // the cost model and the recorded timeline, so that any schedule can be tested without knowing its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A browser's screenshot as 8-bit RGB pixels, decoded by Debian's libpng.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared by the reporter tests: a Report from a simulated program, and text split into lines.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Two results whose figures must agree exactly (the engine's two algorithms, a generated run and a
 // stored one, the sweep's closed forms and a simulation): no tolerance, since each side does the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A strict well-formedness check for the documents ppsim writes (SVG, and HTML kept XHTML-compatible),
 // by Debian's libxml2: one root element, balanced tags, quoted and unique attributes, and only

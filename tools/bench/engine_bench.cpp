@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Engine throughput (simulated ops per second, ops = compute ops + messages) and the end-to-end
 // cost of one small study, the unit of work inside sweeps of hundreds of thousands of points.
 #include <benchmark/benchmark.h>

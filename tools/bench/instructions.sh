@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The engine's cost in machine-independent figures, as issue 14 tracks them: callgrind instruction
 # counts (stable on shared machines, unlike times) and peak resident memory.
 #   start        instructions of `ppsim --version`: loading, static initialisation, the CLI

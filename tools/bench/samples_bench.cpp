@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Monte-Carlo steps over the real schedule: 1,000 samples of ZB-V at p = 8, m = 64 with 5% kernel
 // jitter and 10% message jitter, as `ppsim run --samples 1000` runs them (the event queue drawing
 // every op's factor, the timeline the critical path walks). The budget: 2 s on one core.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cost of building every registry schedule at p = 100,000 devices: each builder must cost
 // O(its actions), never O(p^2) (ZB-V once padded every device to 2p-1 micro-batches and took
 // minutes here). Schedules that need m >= p or m >= 2p run at the largest p whose program stays

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ppsim sweep's throughput: a 10,000-point uniform-cost study (two schedules, p up to 16, m up to
 // 50, 25 link latencies), run whole with 1 and 2 threads. Points per second is items_per_second.
 #include <benchmark/benchmark.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ppsim synth at the size: p = 16, m = 64 on the V at V-Half's memory (9 GiB of 1 GiB stage
 // stashes per device's share, split over the two chunks), with its default replay budget; the
 // issue's budget is 10 s. Also the list scheduling alone, per policy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a calibration backend measures, and the plain data it reports. A backend (the CPU one in
 // cpu_backend.hpp, the CUDA one in cuda_backend.hpp) times single operations; everything that

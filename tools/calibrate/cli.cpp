@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/calibrate/cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,8 @@
 #include "models/json/architecture_json.hpp"
 #include "models/json/hardware_profile_json.hpp"
 #include "models/json/json_input_error.hpp"
+#include "study/errors.hpp"
+#include "study/output_file.hpp"
 #include "study/version.hpp"
 #include "tools/calibrate/plan.hpp"
 #include "tools/calibrate/profile_builder.hpp"
@@ -23,15 +26,8 @@
 namespace ppsim::calibrate {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitBadInput = 2;
-
-// Bad input: the message starts with the flag at fault.
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// Bad input is ppsim's InputError (study/errors.hpp), its message starting with the flag at fault,
+// and the exit statuses are ppsim's: 0, 1 for a failure, 2 for bad input.
 
 struct Options {
   std::string backend;
@@ -101,33 +97,27 @@ std::optional<Architecture> read_model(const std::string& text) {
   }
 }
 
-// Refuses an output path whose directory does not exist before spending minutes measuring.
-void check_output_path(const std::string& path) {
-  if (path.empty()) return;
-  namespace fs = std::filesystem;
-  const fs::path parent = fs::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !fs::is_directory(parent, ec)) {
-    throw InputError("-o " + path + ": directory " + parent.string() + " does not exist");
-  }
-  if (fs::is_directory(path, ec)) throw InputError("-o " + path + ": is a directory");
-}
+// ppsim's own bound on a count (study/config.cpp), and the tokens of one measured layer: the
+// calibrator allocates its activations, so seq x micro-batch is bounded too (2^20 tokens is eight
+// times a 128k-token sequence; its largest buffers still fit a GPU).
+constexpr std::int64_t kMaxCount = 1'000'000'000;
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 20;
 
-// FILE.tmp, then rename: readers never see half a profile, and a failed run leaves no file.
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) {
-      std::remove(temporary.c_str());
-      throw std::runtime_error("cannot write " + temporary);
+void check_sizes(const Options& options) {
+  auto count = [](const char* flag, std::int64_t value) {
+    if (value < 1) throw InputError(std::string(flag) + " " + std::to_string(value) + ": must be >= 1");
+    if (value > kMaxCount) {
+      throw InputError(std::string(flag) + " " + std::to_string(value) + ": is absurdly large (at most " +
+                       std::to_string(kMaxCount) + ")");
     }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw std::runtime_error("cannot rename " + temporary + " to " + path);
+  };
+  count("--tp", options.tp);
+  count("--seq", options.seq);
+  count("--micro-batch", options.micro_batch);
+  if (options.seq * options.micro_batch > kMaxTokens) {
+    throw InputError("--micro-batch " + std::to_string(options.micro_batch) + ": " + std::to_string(options.seq) +
+                     " x " + std::to_string(options.micro_batch) + " tokens per layer is above the " +
+                     std::to_string(kMaxTokens) + " the calibrator measures (seq x micro-batch)");
   }
 }
 
@@ -153,11 +143,7 @@ const BackendEntry& choose_backend(const std::string& name, const std::vector<Ba
 
 int calibrate(const Options& options, const std::vector<std::string>& args, const std::vector<BackendEntry>& backends,
               std::ostream& out, std::ostream& err) {
-  if (options.tp < 1) throw InputError("--tp " + std::to_string(options.tp) + ": must be >= 1");
-  if (options.seq < 1) throw InputError("--seq " + std::to_string(options.seq) + ": must be >= 1");
-  if (options.micro_batch < 1) {
-    throw InputError("--micro-batch " + std::to_string(options.micro_batch) + ": must be >= 1");
-  }
+  check_sizes(options);
   const std::vector<Precision> precisions = parse_precisions(options.precision);
   const std::optional<Architecture> model = read_model(options.model);
   const LayerLayout layout{options.seq, options.micro_batch, options.tp};
@@ -166,7 +152,8 @@ int calibrate(const Options& options, const std::vector<std::string>& args, cons
       throw InputError("--tp " + std::to_string(options.tp) + ": " + problem);
     }
   }
-  check_output_path(options.output);
+  // Before minutes of measuring: a path that cannot be written is refused now.
+  if (!options.output.empty()) check_output_target(options.output, "-o");
   const BackendEntry& entry = choose_backend(options.backend, backends);
 
   const std::unique_ptr<Backend> backend = entry.create(options.quick);
@@ -197,7 +184,9 @@ int calibrate(const Options& options, const std::vector<std::string>& args, cons
   if (options.output.empty()) {
     out << text;
   } else {
-    write_atomically(options.output, text);
+    // ppsim's own routine: a temporary renamed into place, a FIFO or a device written in place (never
+    // replaced), a full disk refused.
+    write_file_atomically(options.output, text, "-o");
     err << "ppsim-calibrate: wrote " << options.output << "\n";
   }
   return kExitOk;
@@ -247,17 +236,20 @@ int run_calibrate_cli(const std::vector<std::string>& args, const std::vector<Ba
     out << e.what() << "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    err << "ppsim-calibrate: error: " << e.what() << "\n";
+    err << "ppsim-calibrate: error: " << one_line(e.what()) << "\n";
     return kExitBadInput;
   }
 
   try {
     return calibrate(options, args, backends, out, err);
-  } catch (const InputError& e) {
-    err << "ppsim-calibrate: error: " << e.what() << "\n";
+  } catch (const InputError& e) {  // a flag, or the output file through ppsim's routine
+    err << "ppsim-calibrate: error: " << one_line(e.what()) << "\n";
     return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    err << "ppsim-calibrate: error: out of memory; take a smaller --seq or --micro-batch\n";
+    return kExitFailure;
   } catch (const std::exception& e) {
-    err << "ppsim-calibrate: error: " << e.what() << "\n";
+    err << "ppsim-calibrate: error: " << one_line(e.what()) << "\n";
     return kExitFailure;
   }
 }

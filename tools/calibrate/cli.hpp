@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The ppsim-calibrate command line, runnable in-process so tests see exit statuses and streams:
 //   ppsim-calibrate [--backend cpu|cuda] [--model FILE.json|PRESET] [--tp N] [--seq N]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The CPU backend: times the kernels of cpu_kernels.hpp on one thread with std::chrono's steady
 // clock. It writes the same profile as the CUDA backend, so the whole path from microbenchmark to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The CPU backend's stand-in for NCCL: ring collectives among `ranks` threads over shared memory,
 // each thread one "device" with its own buffer. They are real collectives, timed like NCCL's, so the

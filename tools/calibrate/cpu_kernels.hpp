@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The CPU backend's kernels, in FP32 on one thread: a cache-blocked GEMM and the memory-bound
 // kernels of a transformer layer. They compute real results (the tests compare the GEMM with a

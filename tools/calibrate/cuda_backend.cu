@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>

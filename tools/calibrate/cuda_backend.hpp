@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The CUDA backend (cuda_backend.cu): cuBLASLt for the layer's GEMMs, cuBLAS's strided-batched
 // GEMM for attention's per-head products, hand-written kernels for the memory-bound ones, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Status checks for every CUDA runtime and cuBLAS call: a failure throws std::runtime_error naming
 // the call as written in the source, and the library's name and text for the status.

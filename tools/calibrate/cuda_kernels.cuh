@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The CUDA backend's own kernels: random fill, the memory-bound kernels of a transformer layer in
 // bf16 with FP32 math (as Megatron-LM and Transformer Engine compute them), the FP32 Adam update,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/calibrate/host_checksum.hpp"
 
 #include <zlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The host's CRC32 rate, which a checkpoint with --checksum crc32 is checksummed at: zlib's crc32
 // (the checksum torch.distributed.checkpoint's and most storage layers' integrity checks use) over a

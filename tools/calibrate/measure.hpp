@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The timing loop both backends share: a few untimed warm-up runs (first-touch page faults,
 // library heuristics, instruction caches, clocks ramping up), then timed runs until there are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // NCCL collectives among the GPUs of this node, timed for the profile's "collectives" tables
 // (models/hardware/collectives.hpp). One process drives every GPU, as nccl-tests' single-process

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a calibration run measures: the GEMM shapes a model's layer runs under a tensor-parallel
 // layout (or a generic grid when no model is given), the memory-bound kernels over a size sweep and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Turns measurements into a hardware profile (the schema of configs/hardware/*.json) and the
 // "calibration" object that records how they were taken.

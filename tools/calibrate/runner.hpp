@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs a CalibrationPlan on a backend and keeps every timing with what was timed.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/cli_docs/cli_docs.hpp"
 
 #include <CLI/CLI.hpp>

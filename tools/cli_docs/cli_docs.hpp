@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A command line's documents, written from its CLI11 definition (the one the parser uses, so they
 // cannot drift from it): a man page (roff, man(7) macros), a bash completion and a zsh completion.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ppsim-cli-docs OUTDIR: writes the man pages and shell completions of ppsim and ppsim-calibrate
 // from their command-line definitions, at build time (tools/cli_docs/CMakeLists.txt installs them).
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/cli_docs/program_docs.hpp"
 
 #include "models/hardware/profile.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the man pages and completions of ppsim and ppsim-calibrate say beyond their command-line
 // definitions: summaries, the words each enumerated value accepts, the schedules, the files.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/ppsim/cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -224,6 +225,21 @@ class HelpFormatter : public CLI::Formatter {
   }
 };
 
+// The notes a scenario prints ("ppsim: note: ..."), held until the command has run: printed when it
+// succeeds or its figures fail an --expect, dropped when it ends in bad input or a broken schedule,
+// whose one line on stderr is then the whole story.
+struct HeldNotes {
+  std::ostringstream text;
+  std::ostream& err;
+  bool dropped = false;
+  explicit HeldNotes(std::ostream& to) : err(to) {}
+  ~HeldNotes() {
+    if (!dropped) err << text.str();
+  }
+  HeldNotes(const HeldNotes&) = delete;
+  HeldNotes& operator=(const HeldNotes&) = delete;
+};
+
 // One parse and its command. Returns nullopt when a parse that registered only some flags failed:
 // the caller parses again with all of them, for the error's usual text.
 // With `visit`, the command line is handed to it once defined, and nothing is parsed.
@@ -266,8 +282,16 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
       "check", "re-run the scenario of a stored --format json output of run or compare; exit 1 if a figure moved");
   if (plan.registers("check")) {
     check_command->add_option("baseline", baseline, "the stored output")->required()->type_name("BASELINE.json");
-    check_command->add_option("--rtol", check_options.rtol, "relative tolerance (default 1e-9)")->type_name("R");
-    check_command->add_option("--atol", check_options.atol, "absolute tolerance (default 0)")->type_name("A");
+    // CLI11 reads an empty value as 0 for a number: --rtol '' would check with no tolerance at all.
+    const CLI::Validator a_number(
+        [](const std::string& text) { return text.empty() ? std::string("must be a number, got ''") : std::string(); },
+        "", "a number");
+    check_command->add_option("--rtol", check_options.rtol, "relative tolerance (default 1e-9)")
+        ->type_name("R")
+        ->check(a_number);
+    check_command->add_option("--atol", check_options.atol, "absolute tolerance (default 0)")
+        ->type_name("A")
+        ->check(a_number);
     check_command->add_option("--only", check_only, "compare only these figures (any key on a figure's path)")
         ->type_name("NAME[,NAME...]");
   }
@@ -329,6 +353,7 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
     return kExitOk;
   }
 
+  HeldNotes notes(err);
   try {
     std::vector<const char*> argv{"ppsim"};
     for (const auto& arg : args) argv.push_back(arg.c_str());
@@ -349,7 +374,7 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
         write_preset_list(out);
       }
     } else if (run->parsed()) {
-      const Scenario scenario = scenario_from(run_flags, err);
+      const Scenario scenario = scenario_from(run_flags, notes.text);
       check_run_schedules(scenario);
       const auto expectations = parse_expectations(expect, "--expect");
       const auto reports = write_reports(scenario, false, run_pictures, out, timeline_width_for(out));
@@ -360,7 +385,7 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
       out << check_report(baseline, check_options, outcome);
       return outcome.moved.empty() ? kExitOk : kExitFailure;
     } else if (export_command->parsed()) {
-      Scenario scenario = scenario_from(export_flags, err);
+      Scenario scenario = scenario_from(export_flags, notes.text);
       const bool json_path = export_path.size() >= 5 && export_path.compare(export_path.size() - 5, 5, ".json") == 0;
       if (json_path && scenario.sources.count("format") == 0) scenario.format = OutputFormat::kJson;
       const std::string text = export_schedule(scenario, export_lowered);
@@ -370,11 +395,11 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
         write_file_atomically(export_path, text, "-o");
       }
     } else if (synth->parsed()) {
-      write_synth(scenario_from(synth_flags, err), synth_settings, out);
+      write_synth(scenario_from(synth_flags, notes.text), synth_settings, out);
     } else if (formulas->parsed()) {
-      return write_formulas_study(scenario_from(formula_flags, err), check, out) ? kExitOk : kExitFailure;
+      return write_formulas_study(scenario_from(formula_flags, notes.text), check, out) ? kExitOk : kExitFailure;
     } else if (compare->parsed()) {
-      Scenario scenario = scenario_from(compare_flags, err);
+      Scenario scenario = scenario_from(compare_flags, notes.text);
       default_compare_schedules(scenario);
       const auto expectations = parse_expectations(expect, "--expect");
       const auto reports = write_reports(scenario, true, compare_pictures, out, timeline_width_for(out));
@@ -394,21 +419,26 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
     }
     return kExitOk;
   } catch (const CLI::ExtrasError& error) {
+    notes.dropped = true;
     if (!plan.all()) return std::nullopt;
     err << "ppsim: error: " << one_line(unexpected_arguments(app, args, error.what())) << '\n';
     return kExitBadInput;
   } catch (const CLI::ParseError& error) {
+    notes.dropped = true;
     if (error.get_exit_code() == 0) return app.exit(error, out, err);  // --help, --version
     if (!plan.all()) return std::nullopt;
     err << "ppsim: error: " << one_line(error.what()) << '\n';
     return kExitBadInput;
   } catch (const InputError& error) {
+    notes.dropped = true;
     err << "ppsim: error: " << one_line(error.what()) << '\n';
     return kExitBadInput;
   } catch (const JsonInputError& error) {  // a model or hardware file, read in models/json
+    notes.dropped = true;
     err << "ppsim: error: " << one_line(error.what()) << '\n';
     return kExitBadInput;
   } catch (const ScheduleError& error) {
+    notes.dropped = true;
     err << "ppsim: error: " << one_line(error.what()) << '\n' << error.grid();
     return kExitBadSchedule;
   } catch (const std::bad_alloc&) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The ppsim command line (DESIGN.md, "Command line"), runnable in-process so tests see exit
 // statuses and both streams. Output goes to `out` only once every simulation has succeeded.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/ppsim/expect_flag.hpp"
 
 #include "study/errors.hpp"

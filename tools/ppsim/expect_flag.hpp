@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // --expect EXPR (repeatable) on run, compare and sweep: the flag, its parsing and its failures.
 

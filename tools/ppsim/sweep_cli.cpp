@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/ppsim/sweep_cli.hpp"
 
 #include <charconv>
@@ -20,7 +21,10 @@ int run_sweep_command(const SweepCommands& commands, std::ostream& out, std::ost
   const Study study = load_study(commands.study);
   const std::vector<Expectation> expectations = parse_expectations(commands.expect, "--expect");
   SweepOptions options;
-  if (!commands.shard.empty()) parse_shard(commands.shard, options.shard_index, options.shard_count);
+  if (!commands.shard.empty()) {
+    parse_shard(commands.shard, options.shard_index, options.shard_count);
+    options.sharded = true;
+  }
   options.threads = sweep_threads(commands.threads);
   options.simulate_all = commands.simulate_all;
   const bool terminal = is_terminal(err);

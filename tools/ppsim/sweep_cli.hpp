@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The sweep and merge subcommands: `ppsim sweep STUDY.json [-j N] [-o FILE] [--shard I/N] [--html FILE]` and
 // `ppsim merge -o OUT FILES...`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The sweep's progress: on a terminal a bar redrawn in place on stderr (points done, rate, time left);
 // with --progress and stderr not a terminal (a CI log), one plain line at every tenth of the points.

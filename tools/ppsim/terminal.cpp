@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/ppsim/terminal.hpp"
 
 #include <sys/ioctl.h>

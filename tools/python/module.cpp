@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ppsim._core: the library's calls (study/api.hpp) for the Python package beside it. Text in, text
 // out: settings arrive as a JSON object's text and results leave as the JSON the command line's
 // --format json prints, so a dict from Python equals the CLI's output figure for figure. The GIL is
@@ -70,7 +71,10 @@ Checked sweep(const SweepRequest& request) {
                            : ppsim::load_study(request.path);
   const auto expectations = ppsim::parse_expectations(request.expect, "expect");
   ppsim::SweepOptions options;
-  if (!request.shard.empty()) ppsim::parse_shard(request.shard, options.shard_index, options.shard_count);
+  if (!request.shard.empty()) {
+    ppsim::parse_shard(request.shard, options.shard_index, options.shard_count);
+    options.sharded = true;
+  }
   options.threads = ppsim::sweep_threads(request.jobs);
   options.simulate_all = request.simulate_all;
   const auto points = ppsim::sweep_to_files(study, options, {request.output, request.html, request.summary});

@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // ppsim-calibrate end to end, in-process: the CPU backend at --quick sizes writes a profile that
 // the reader accepts and that reproduces its own measurements; the reader refuses broken profiles
 // with the JSON path; bad flags are refused before anything runs, and leave no file behind.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +27,7 @@
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using Catch::Matchers::EndsWith;
 using Catch::Matchers::WithinRel;
 using nlohmann::json;
 using ppsim::calibrate::BackendEntry;
@@ -274,6 +277,10 @@ TEST_CASE("Bad flags are refused in one line naming the flag, with exit status 2
       {{"--backend", "tpu"}, "--backend tpu: unknown backend"},
       {{"--backend", "cuda"}, "--backend cuda: this ppsim-calibrate was built without CUDA"},
       {{"--frobnicate"}, "--frobnicate"},
+      // Sizes that would allocate without bound (issue 31, item 5): ppsim's 1e9 and 2^20 tokens.
+      {{"--micro-batch", "1000000"}, "--micro-batch 1000000: 4096 x 1000000 tokens per layer is above the 1048576"},
+      {{"--seq", "10000000000"}, "--seq 10000000000: is absurdly large (at most 1000000000)"},
+      {{"--tp", "2000000000"}, "--tp 2000000000: is absurdly large"},
   }));
   TempDir dir;
   const std::string path = dir.file("out.json");
@@ -294,7 +301,28 @@ TEST_CASE("An output path in a missing directory is refused before measuring") {
   const Run r = run({"-o", "/nonexistent-ppsim-dir/profile.json"}, {untouchable("cpu")});
   CHECK(r.status == 2);
   CHECK_THAT(r.err,
-             Contains("-o /nonexistent-ppsim-dir/profile.json: directory /nonexistent-ppsim-dir does not exist"));
+             Contains("-o: cannot write /nonexistent-ppsim-dir/profile.json: directory /nonexistent-ppsim-dir does not exist"));
+}
+
+TEST_CASE("A profile written onto a device goes into it and never replaces it, and a full device is exit 2") {
+  // As root, the calibrator once turned /dev/full into a JSON file and said it succeeded.
+  const std::string full = "/dev/full";
+  struct stat before {};
+  REQUIRE(::stat(full.c_str(), &before) == 0);
+  REQUIRE(S_ISCHR(before.st_mode));
+  const Run r = run_cpu({"--quick", "-o", full});
+  CHECK(r.status == 2);
+  CHECK_THAT(r.err, EndsWith("ppsim-calibrate: error: -o: cannot write /dev/full: No space left on device\n"));
+  struct stat after {};
+  REQUIRE(::stat(full.c_str(), &after) == 0);
+  CHECK(S_ISCHR(after.st_mode));
+  CHECK(after.st_rdev == before.st_rdev);
+  // /dev/null takes the profile in place and stays a device.
+  const Run null = run_cpu({"--quick", "-o", "/dev/null"});
+  CHECK(null.status == 0);
+  struct stat device {};
+  REQUIRE(::stat("/dev/null", &device) == 0);
+  CHECK(S_ISCHR(device.st_mode));
 }
 
 TEST_CASE("Asking for --help and --version answers without any backend, so they never touch a GPU") {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend's kernels compute what they claim (the timings would mean nothing otherwise), and
 // the timing loop's statistics.
 #include "tools/calibrate/cpu_collectives.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A backend with a known machine inside: its "timings" follow closed forms, so a test can check
 // that the profile built from them describes that machine.

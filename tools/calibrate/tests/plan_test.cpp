@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shape planner: the GEMMs it plans for a model are the ones whose FLOPs layer_costs counts, on
 // one tensor-parallel rank, in the F / I / W layouts; bad layouts are refused; the sweeps grow.
 #include "tools/calibrate/plan.hpp"

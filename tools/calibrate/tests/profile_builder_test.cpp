@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From measurements to a profile: tables sorted, merged and kept in (0, 1]; links fitted to
 // latency + bytes / bandwidth; peaks from datasheets for known GPUs and from the best rate
 // otherwise; a synthetic machine with known curves is recovered.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The whole path: a profile the CPU backend measured drives the transformer cost model and a
 // pipeline simulation, and the cost model's times move exactly as the profile's tables say.
 #include <catch2/catch.hpp>
