@@ -213,7 +213,11 @@ void parse_shard(const std::string& text, std::size_t& index, std::size_t& count
   };
   if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), index) ||
       !number(std::string_view(text).substr(slash + 1), count) || count == 0 || index >= count) {
-    throw InputError("--shard: must be I/N with 0 <= I < N (e.g. 0/4), got '" + text + "'");
+    throw InputError("--shard: must be I/N with 0 <= I < N (e.g. 0/4), got " + quoted_excerpt(text));
+  }
+  if (count > kMaxStudyPoints) {
+    throw InputError("--shard: at most " + std::to_string(kMaxStudyPoints) + " shards (a study's most points), got " +
+                     quoted_excerpt(text));
   }
 }
 

@@ -31,11 +31,10 @@ void refuse_unusable(const Scenario& scenario, const ReliabilityReport& report, 
   if (figure.empty()) return;
   const CheckpointPlan& plan = report.plan;
   const double system_mtbf = plan.mtbf / plan.gpus;
-  if (figure == "steps" && plan.wall_time && std::isfinite(report.figures.wall_time) && report.figures.goodput > 0) {
-    throw InputError(scenario.source_of("train-time") + ": " + format_figure(*plan.wall_time) + " s trains " +
-                     (report.figures.steps < 0 ? "more steps than ppsim can count" : "no whole step") + " of " +
-                     format_figure(plan.step_time) + " s at a goodput of " + format_percent(report.figures.goodput) +
-                     "; give --train-steps N");
+  if (figure == "steps" && plan.wall_time && (*plan.wall_time < plan.step_time || report.figures.steps < 0)) {
+    throw InputError(scenario.source_of("train-time") + ": " + format_figure(*plan.wall_time) + " s " +
+                     (report.figures.steps < 0 ? "holds more steps than ppsim can count" : "is shorter than one step") +
+                     " of " + format_figure(plan.step_time) + " s; give --train-steps N");
   }
   struct Cause {
     std::string source;
@@ -51,8 +50,11 @@ void refuse_unusable(const Scenario& scenario, const ReliabilityReport& report, 
   }
   throw InputError(worst->source + ": " + worst->what + " of " + format_figure(worst->seconds) +
                    " s against a system MTBF of " + format_figure(system_mtbf) + " s (--mtbf over " +
-                   format_figure(plan.gpus) + " GPUs): the run would almost never get past a failure (its " +
-                   figure + " would not be a finite, positive number)");
+                   format_figure(plan.gpus) + " GPUs): the run would almost never get past a failure (" +
+                   (figure == "steps"     ? std::string("not one whole step would train")
+                    : figure == "goodput" ? std::string("its goodput would be 0")
+                                          : "its " + figure + " would not be a finite number") +
+                   ")");
 }
 
 }  // namespace

@@ -177,7 +177,7 @@ std::vector<PointResult> run_sweep(const Study& study, const SweepOptions& optio
         ++running;
       }
       try {
-        pool.emplace_back(worker);
+        pool.push_back(options.start_thread ? options.start_thread(worker) : std::thread(worker));
       } catch (const std::system_error&) {  // no more threads (RLIMIT_NPROC, address space): fewer workers
         const std::lock_guard<std::mutex> lock(mutex);
         --running;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "study/sweep_study.hpp"
@@ -77,6 +78,10 @@ struct SweepOptions {
   bool sharded = false;
   // Called from the calling thread about five times a second while points run: (done, total).
   std::function<void(std::size_t, std::size_t)> progress;
+  // Starts one worker thread; empty: std::thread. A std::system_error from it (what std::thread
+  // throws when the system refuses a thread) means one worker fewer, not a failure: the tests
+  // refuse threads through it, and an embedder may start its own.
+  std::function<std::thread(std::function<void()>)> start_thread;
 };
 
 // The threads of -j N (jobs=N in Python): N, or every core for 0.

@@ -42,6 +42,9 @@ bool shard_of(std::string_view text, std::size_t& index, std::size_t& count) {
 
 // Every field present and in range, the point count the one shard I of N of `total` holds.
 void check_consistent(const ShardRecord& record, const std::string& where) {
+  // No study has more points (kMaxStudyPoints), and --shard splits into no more shards than that.
+  if (record.total < 1 || record.total > kMaxStudyPoints) malformed(where, "total is not a study's point count");
+  if (record.count > kMaxStudyPoints) malformed(where, "shard splits into more shards than a study has points");
   if (!hex16(record.study)) malformed(where, "study is not 16 hex digits");
   if (!hex16(record.checksum)) malformed(where, "checksum is not 16 hex digits");
   if (record.points != shard_point_count(record.total, record.index, record.count)) {

@@ -79,7 +79,17 @@ TEST_CASE("durations and rates of a training run beyond any machine are refused 
 TEST_CASE("a training time shorter than one step is refused rather than reported as 0 steps", "[reliability]") {
   const CliRun run = cli(run_with({"--mtbf", "1000h", "--train-time", "1 ms"}));
   CHECK(run.status == ppsim::kExitBadInput);
-  CHECK(run.err.starts_with("ppsim: error: --train-time: 0.001 s trains no whole step of "));
+  CHECK(run.err.starts_with("ppsim: error: --train-time: 0.001 s is shorter than one step of "));
+}
+
+TEST_CASE("a checksum so slow that no step trains is blamed on the profile's crc32_rate", "[reliability]") {
+  TempDir dir("slow-crc");
+  const std::string profile = h100_with(dir, nlohmann::json::parse(R"({"crc32_rate": 1000})"));
+  const CliRun run =
+      cli(run_with({"--hardware", profile, "--mtbf", "1000h", "--train-time", "7d", "--checksum", "crc32", "-d", "64"}));
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.err.starts_with("ppsim: error: --hardware: H100 edited's crc32_rate: a checkpoint of "));
+  CHECK(run.err.ends_with("(not one whole step would train)\n"));
 }
 
 TEST_CASE("a profile's crc32_rate and variability have the flags' floors and ceilings", "[reliability]") {

@@ -3,17 +3,25 @@
 // file records its study, its shard I/N, its point count and a checksum, and merge checks all of it
 // and every row's shape before it writes anything. Also: a sweep asked for more threads than the
 // machine has (item 4).
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <thread>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <system_error>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "study/errors.hpp"
+#include "study/sweep_study.hpp"
 #include "study/sweep_merge.hpp"
 #include "study/sweep_runner.hpp"
 #include "study/sweep_shard_record.hpp"
@@ -78,6 +86,13 @@ TEST_CASE("a shard file starts with its record: study, shard, points, total and 
   CHECK(record.checksum == ppsim::content_checksum(text.substr(first.size() + 1)));
   CHECK(ppsim::shard_point_count(10, 3, 4) == 2);  // points 3 and 7
   CHECK(ppsim::shard_point_count(2, 3, 4) == 0);
+  // A split into more shards than any study has points would size merge's tables by it.
+  const std::string huge = "#ppsim-shard study=0123456789abcdef shard=0/2000000 points=1 total=4 checksum=0123456789abcdef";
+  CHECK_THROWS_WITH(ppsim::parse_shard_record(huge, ppsim::SweepFormat::kCsv, "f.csv: line 1"),
+                    "f.csv: line 1: the shard record is damaged (shard splits into more shards than a study has "
+                    "points); rerun that shard");
+  CHECK(cli({"sweep", dir.file("study.json"), "--shard", "0/2000000"}).err ==
+        "ppsim: error: --shard: at most 1000000 shards (a study's most points), got '0/2000000'\n");
 }
 
 TEST_CASE("merge refuses when the last shard of a study is left out", "[merge]") {
@@ -185,3 +200,75 @@ TEST_CASE("a sweep never starts more threads than points or cores, and -j 4096 g
   REQUIRE(cli({"sweep", study, "-j", "4096", "-o", dir.file("many.csv")}).status == ppsim::kExitOk);
   CHECK(read_whole(dir.file("one.csv")) == read_whole(dir.file("many.csv")));
 }
+
+// AddressSanitizer reserves terabytes of address space: an address-space limit cannot be tested
+// under it, so these run in the release and debug builds.
+#if defined(__SANITIZE_ADDRESS__)
+#define PPSIM_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PPSIM_UNDER_ASAN 1
+#endif
+#endif
+
+#ifndef PPSIM_UNDER_ASAN
+namespace {
+
+// The address space this process maps now, in bytes (VmSize in /proc/self/status).
+rlim_t mapped_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmSize:")) return static_cast<rlim_t>(std::stoull(line.substr(7))) * 1024;
+  }
+  return 0;
+}
+
+// `ppsim args...` in a child whose address space is limited to what it maps now plus `headroom`:
+// its exit status, or 128 + the signal that ended it.
+int run_with_address_limit(const std::vector<std::string>& args, rlim_t headroom) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const rlim_t limit = mapped_bytes() + headroom;
+    const rlimit bound{limit, limit};
+    if (::setrlimit(RLIMIT_AS, &bound) != 0) ::_exit(100);
+    std::ostringstream out, err;
+    ::_exit(ppsim::run_cli(args, out, err));
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("a sweep whose threads the system refuses runs its points on fewer threads, or on the caller's", "[merge]") {
+  const ppsim::Study study = ppsim::parse_study(nlohmann::ordered_json::parse(kFourPoints), "study.json");
+  ppsim::SweepOptions plain;
+  const std::vector<ppsim::PointResult> expected = ppsim::run_sweep(study, plain);
+  const int allowed = GENERATE(0, 1);
+  ppsim::SweepOptions refusing;
+  refusing.threads = 4;
+  int started = 0;
+  refusing.start_thread = [&](std::function<void()> work) {
+    if (started >= allowed) throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+    ++started;
+    return std::thread(std::move(work));
+  };
+  bool progress_ended = false;
+  refusing.progress = [&](std::size_t done, std::size_t total) { progress_ended = done == total; };
+  const std::vector<ppsim::PointResult> results = ppsim::run_sweep(study, refusing);
+  REQUIRE(results.size() == expected.size());
+  for (std::size_t i = 0; i < results.size(); ++i) CHECK(results[i].figures.makespan == expected[i].figures.makespan);
+  CHECK(progress_ended);
+}
+
+TEST_CASE("a sweep with -j 600 under an address-space limit runs instead of aborting", "[merge]") {
+  TempDir dir("merge_address_limit");
+  const std::string study = write(dir, "study.json", kFourPoints);
+  // 4 GiB beyond what the test maps: once 600 threads' stacks would not fit.
+  CHECK(run_with_address_limit({"sweep", study, "-j", "600", "-o", dir.file("limited.csv")}, rlim_t{4} << 30) == 0);
+  REQUIRE(cli({"sweep", study, "-o", dir.file("free.csv")}).status == ppsim::kExitOk);
+  CHECK(read_whole(dir.file("limited.csv")) == read_whole(dir.file("free.csv")));
+}
+#endif
