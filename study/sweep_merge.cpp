@@ -150,7 +150,8 @@ ParsedShard parse_shard_file(const ShardText& file, SweepFormat format) {
   const std::size_t count = rows.size() - first_row;
   const std::string shard_name = std::to_string(shard.record.index) + "/" + std::to_string(shard.record.count);
   if (count != shard.record.points) {
-    throw InputError(file.name + ": holds " + std::to_string(count) + " rows where its record says shard " + shard_name +
+    throw InputError(file.name + ": holds " + std::to_string(count) + (count == 1 ? " row" : " rows") +
+                     " where its record says shard " + shard_name +
                      " has " + std::to_string(shard.record.points) + "; rows were lost or added, rerun that shard");
   }
   std::string keys;

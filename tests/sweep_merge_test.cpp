@@ -108,7 +108,7 @@ TEST_CASE("merge refuses a shard file that lost its last row", "[merge]") {
   std::string text = read_whole(files[1]);
   text.erase(text.rfind('\n', text.size() - 2) + 1);  // head -n -1
   write(dir, "shard-1.csv", text);
-  refused(dir, merge(dir, files), "shard-1.csv: holds 1 rows where its record says shard 1/2 has 2");
+  refused(dir, merge(dir, files), "shard-1.csv: holds 1 row where its record says shard 1/2 has 2");
 }
 
 TEST_CASE("merge refuses a row with a missing or an extra cell", "[merge]") {

@@ -30,8 +30,11 @@ case "$command" in
   run)
     # The Python module too where pybind11 is installed (install-deps.sh installs it), so that
     # `PYTHONPATH=build/tools/python python3 -c 'import ppsim'` works after the quick start.
+    # (The target list is read whole: `| grep -q` would close the pipe early, and pipefail would
+    # then count cmake's SIGPIPE as a failure.)
     targets=(ppsim)
-    if cmake --build "$build" --target help 2>/dev/null | grep -q 'ppsim_python'; then
+    listed="$(cmake --build "$build" --target help 2>/dev/null || true)"
+    if [[ "$listed" == *ppsim_python* ]]; then
       targets+=(ppsim_python)
     fi
     cmake --build "$build" --target "${targets[@]}" -j "$jobs" >/dev/null
