@@ -439,3 +439,27 @@ TEST_CASE("FSDP settings it cannot model are refused, naming the flag", "[cli][t
   CHECK(run.out.empty());
   CHECK(run.err == expected);
 }
+
+TEST_CASE("Every training result says where its hardware numbers come from, and that datasheet tables are assumed",
+          "[cli][transformer][provenance]") {
+  const std::vector<std::string> base{"--model", "llama3.1-8b", "--hardware", "h100-sxm5-80gb", "-p", "2", "-m", "4"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), base.begin(), base.end());
+    return ppsim::test::cli(args);
+  };
+  const std::string assumed =
+      "hardware numbers: datasheet only (assumed): the kernel efficiency tables are assumptions, not measurements "
+      "(ppsim-calibrate measures them)\n";
+  // Under mfu, in run's table and compare's side-by-side table.
+  const Run run = with({"run", "-s", "1f1b"});
+  REQUIRE(run.status == 0);
+  CHECK_THAT(run.out, Contains("stage_imbalance  "));
+  CHECK(run.out.find(assumed) > run.out.find("\nmfu "));
+  const Run compare = with({"compare", "-s", "gpipe,1f1b"});
+  REQUIRE(compare.status == 0);
+  CHECK(compare.out.find(assumed) != std::string::npos);
+  // In the JSON, beside the hardware's name.
+  const Run json = with({"run", "-s", "1f1b", "--format", "json"});
+  REQUIRE(json.status == 0);
+  CHECK(nlohmann::json::parse(json.out)["training"]["hardware_provenance"] == "datasheet only (assumed)");
+}

@@ -374,3 +374,16 @@ TEST_CASE("A collective smaller than the smallest measured size takes that size'
   CHECK_THAT(table.value.time(4096), WithinRel(4096 * 0.75 / 1e9, 1e-15));
   CHECK_THAT(table.value.time(1e6), WithinRel(1e6 * 0.75 / 1e11, 1e-15));  // above it, the table as it is
 }
+
+TEST_CASE("A profile's provenance is the datasheet's until ppsim-calibrate measured it, and then says when") {
+  ppsim::HardwareProfile profile = preset("H100-SXM5-80GB");
+  CHECK(profile.provenance() == "datasheet only (assumed)");
+  profile.efficiency_assumed = false;
+  profile.calibrated_on = "2026-12-03T11:34:30Z";
+  CHECK(profile.provenance() == "measured on this machine (ppsim-calibrate, 2026-12-03T11:34:30Z)");
+  // Read from a calibrated file: the date comes from its calibration record.
+  nlohmann::json json = nlohmann::json::parse(ppsim::hardware_profile_to_json(profile, nullptr).dump());
+  json["calibration"] = {{"date", "2026-12-01T08:00:00Z"}};
+  CHECK(ppsim::hardware_profile_from_json(json, "measured.json").profile.provenance() ==
+        "measured on this machine (ppsim-calibrate, 2026-12-01T08:00:00Z)");
+}

@@ -225,4 +225,9 @@ const HardwareProfile* find_hardware_preset(std::string_view name) {
   return nullptr;
 }
 
+std::string HardwareProfile::provenance() const {
+  if (efficiency_assumed) return "datasheet only (assumed)";
+  return "measured on this machine (ppsim-calibrate" + (calibrated_on.empty() ? std::string() : ", " + calibrated_on) + ")";
+}
+
 }  // namespace ppsim

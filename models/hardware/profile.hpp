@@ -71,6 +71,14 @@ struct HardwareProfile {
   std::string source;               // where the peaks come from
   bool efficiency_assumed = false;  // the tables are guesses, not measurements
   bool latency_assumed = false;     // the latencies are typical figures, not measurements
+  // When the tables were measured here: the date of ppsim-calibrate's run, from the profile's
+  // calibration record ("" when the profile has none).
+  std::string calibrated_on;
+
+  // Where this profile's kernel efficiencies come from (DESIGN.md, "profile provenance"), as every
+  // result built on it says under mfu and step_time: "datasheet only (assumed)", or "measured on
+  // this machine (ppsim-calibrate, DATE)".
+  std::string provenance() const;
 
   // Dense peak for `precision`, or nothing when the device has no such peak.
   std::optional<double> peak_flops(std::string_view precision) const;

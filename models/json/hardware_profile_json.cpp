@@ -148,6 +148,8 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
   if (fields.has("calibration")) {
     if (!fields.at("calibration").is_object()) fields.fail("calibration", "must be a JSON object");
     loaded.calibration = fields.at("calibration");
+    const auto date = loaded.calibration.find("date");
+    if (date != loaded.calibration.end() && date->is_string()) p.calibrated_on = excerpt(date->get<std::string>());
   }
   if (const std::string problem = validate_hardware_profile(p); !problem.empty()) fields.fail_here(problem);
   return loaded;

@@ -42,6 +42,7 @@ struct StageSummary {
 struct TrainingFigures {
   std::string model;
   std::string hardware;
+  std::string hardware_provenance;  // HardwareProfile::provenance(): where step_time's kernel times come from
   std::int64_t gpus = 0;  // t * p * d
   std::int64_t global_batch = 0;
   std::int64_t tokens_per_step = 0;

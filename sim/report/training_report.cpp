@@ -26,6 +26,16 @@ std::string stage_extra(const StageSummary& stage) {
   return "";
 }
 
+// Under the figures: where the hardware numbers behind step_time and mfu come from, and, when they
+// are the datasheet's alone, that they are assumptions.
+std::string provenance_line(const TrainingFigures& training) {
+  std::string line = "hardware numbers: " + training.hardware_provenance;
+  if (training.hardware_provenance.find("(assumed)") != std::string::npos) {
+    line += ": the kernel efficiency tables are assumptions, not measurements (ppsim-calibrate measures them)";
+  }
+  return line + "\n";
+}
+
 }  // namespace
 
 void write_training_table(std::ostream& out, const TrainingFigures& training) {
@@ -57,6 +67,7 @@ void write_training_table(std::ostream& out, const TrainingFigures& training) {
   figures.add_row({"hfu", format_figure(training.hfu) + "  (" + format_percent(training.hfu) + ")"});
   figures.add_row({"stage_imbalance", format_figure(training.stage_imbalance)});
   out << figures.render();
+  out << provenance_line(training);
 
   out << "\nstages (seconds per micro-batch on one tensor-parallel rank)\n";
   TextTable stages(numbers_after_name(8));
@@ -120,6 +131,7 @@ void write_training_side_by_side(std::ostream& out, std::span<const Report> repo
   });
   add_row("fits", [](const TrainingFigures& t) { return std::string(t.fits ? "yes" : "NO"); });
   out << table.render();
+  out << provenance_line(*first->training);  // one profile for every schedule compared
   for (const Report& report : reports) {
     if (report.training) out << report.schedule << ": " << report.training->memory_verdict << '\n';
   }
@@ -129,6 +141,7 @@ nlohmann::ordered_json training_to_json(const TrainingFigures& training) {
   nlohmann::ordered_json out;
   out["model"] = training.model;
   out["hardware"] = training.hardware;
+  out["hardware_provenance"] = training.hardware_provenance;
   out["gpus"] = training.gpus;
   out["global_batch"] = training.global_batch;
   out["tokens_per_step"] = training.tokens_per_step;

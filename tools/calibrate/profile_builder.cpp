@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "schedules/action.hpp"
+#include "schedules/excerpt.hpp"
 #include "tools/calibrate/measure.hpp"
 
 namespace ppsim::calibrate {
@@ -200,6 +201,7 @@ BuiltProfile build_profile(const Measurements& m, const BuildContext& context) {
   p.memory_capacity = m.device.memory_bytes;
   p.devices_per_node = std::max(1, m.device.devices);
   p.efficiency_assumed = false;
+  p.calibrated_on = excerpt(context.date);  // as the reader takes it from the calibration record
 
   // Peaks.
   Json peaks;
