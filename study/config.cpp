@@ -20,7 +20,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 58> kSettings = {{
+constexpr std::array<SettingInfo, 59> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -87,6 +87,8 @@ constexpr std::array<SettingInfo, 58> kSettings = {{
      "pipeline sends asynchronous beside the compute (--comm overlap) instead of Megatron's blocking paired "
      "send and receive (--comm paired); default as Megatron: off for 1f1b, on for interleaved-1f1b and the rest"},
     {"workspace", "--workspace", "B", "memory per device beyond parameters, optimizer and activations (default 2 GiB)"},
+    {"memory-headroom", "--memory-headroom", "R",
+     "share of each GPU's memory to keep free: a layout fits only within (1 - R) of it (default 0)"},
     // Noise and stragglers over Monte-Carlo steps (variability_settings.cpp).
     {"jitter", "--jitter", "CV|K:CV,...|measured",
      "compute-op time variation: one coefficient of variation, one per op kind (F:0.03,B:0.05,W:0.05; B "
@@ -274,6 +276,16 @@ double fraction_from_number(double value, const std::string& source) {
   return value;
 }
 
+// A share of the memory to keep free: below a half (keeping more free is a smaller GPU, not headroom).
+double headroom_from_number(double value, const std::string& source) {
+  if (value >= 0.5) {
+    std::ostringstream shown;
+    shown << value;
+    fail(source, "must be a share of the memory below 0.5, got " + shown.str());
+  }
+  return value;
+}
+
 double fraction_from_text(std::string_view text, const std::string& source) {
   std::string copy(text);
   char* end = nullptr;
@@ -414,6 +426,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.tp_comm_overlap = bool_from_text(text, source);
   else if (key == "dropout")
     scenario.layout.dropout = dropout_from_number(fraction_from_text(text, source), source);
+  else if (key == "memory-headroom")
+    scenario.layout.memory_headroom = headroom_from_number(fraction_from_text(text, source), source);
   else if (key == "bucket-size")
     scenario.layout.bucket_parameters = parse_count(text, source);
   else if (key == "overlap-param-gather")
@@ -480,6 +494,9 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
                      : key == "activation-bytes" ? scenario.activation_bytes
                                                  : scenario.static_bytes;
       target = list_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size or a list of sizes");
+    } else if (key == "memory-headroom") {
+      if (!value.is_number()) fail(source, "must be a share of the memory below 0.5, got " + json_excerpt(value));
+      scenario.layout.memory_headroom = headroom_from_number(fraction_from_number(value.get<double>(), source), source);
     } else if (key == "dropout") {
       if (!value.is_number()) fail(source, "must be a probability below 1, got " + json_excerpt(value));
       scenario.layout.dropout = dropout_from_number(fraction_from_number(value.get<double>(), source), source);
@@ -595,6 +612,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
       out["dropout"] = nullptr;  // the model's own
     }
     out["workspace"] = layout.workspace_bytes;
+    out["memory-headroom"] = layout.memory_headroom;
     // null: Megatron's default for the schedule (on with interleaving); "comm" says what ran.
     // As given here (null: Megatron's default for the schedule); the report replaces it with what ran.
     out["overlap-p2p-comm"] =

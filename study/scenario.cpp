@@ -28,7 +28,7 @@ bool is_model_setting(std::string_view key) {
   for (std::string_view model_key : {"hardware", "seq", "global-batch", "t", "d", "sequence-parallel",
                                      "recompute", "flash-attention", "distributed-optimizer", "fsdp", "precision",
                                      "layers-per-stage", "overlap-grad-reduce", "bucket-size", "overlap-param-gather",
-                                     "tp-comm-overlap", "dropout", "workspace",
+                                     "tp-comm-overlap", "dropout", "workspace", "memory-headroom",
                                      "overlap-p2p-comm"}) {
     if (key == model_key) return true;
   }

@@ -23,9 +23,9 @@ constexpr std::array<std::string_view, 8> kStudyKeys = {"description", "fixed", 
 constexpr std::array<std::string_view, 9> kCountKeys = {"p",   "m",            "v",          "t",          "d",
                                                         "seq", "micro-batch", "global-batch", "bucket-size"};
 // Settings that take a number: their ranges may step in fractions.
-constexpr std::array<std::string_view, 12> kNumberKeys = {
+constexpr std::array<std::string_view, 13> kNumberKeys = {
     "forward",      "backward",     "weight",       "overlap",   "latency", "bandwidth", "message-bytes",
-    "activation-bytes", "static-bytes", "weight-stash-fraction", "workspace", "dropout"};
+    "activation-bytes", "static-bytes", "weight-stash-fraction", "workspace", "dropout", "memory-headroom"};
 // Settings a sweep does not take: they choose the output of one run.
 constexpr std::array<std::string_view, 2> kRunOnlyKeys = {"format", "timeline"};
 constexpr std::size_t kMaxAxisValues = 100'000;

@@ -463,3 +463,48 @@ TEST_CASE("Every training result says where its hardware numbers come from, and 
   REQUIRE(json.status == 0);
   CHECK(nlohmann::json::parse(json.out)["training"]["hardware_provenance"] == "datasheet only (assumed)");
 }
+
+TEST_CASE("A layout that fits with under 5% free is tight, and --memory-headroom keeps a share free that fits and "
+          "--expect respect",
+          "[cli][transformer][memory]") {
+  // Llama 3.1 405B as Meta ran it on 80 GB H100s: 78.3 GiB of 80.0.
+  const std::vector<std::string> meta{"run", "-s", "interleaved-1f1b", "--model", "llama3.1-405b", "-t", "8", "-p",
+                                      "16", "-v", "2", "-d", "128", "--seq", "8192", "--global-batch", "2048",
+                                      "--sequence-parallel", "--fsdp"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = meta;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return ppsim::test::cli(args);
+  };
+  const Run tight = with({});
+  REQUIRE(tight.status == 0);
+  CHECK_THAT(tight.out, Contains("device 0 needs 78.3 GiB of 80.0 GiB: fits (tight: 1.7 GiB, 2.2% headroom)\n"));
+  const Run kept = with({"--memory-headroom", "0.05", "--expect", "fits"});
+  CHECK(kept.status == ppsim::kExitFailure);
+  CHECK_THAT(kept.out, Contains("device 0 needs 78.3 GiB of 80.0 GiB: does not fit with 5.0% kept free\n"));
+  const Run json = with({"--memory-headroom", "0.01", "--format", "json"});
+  REQUIRE(json.status == 0);
+  const nlohmann::json result = nlohmann::json::parse(json.out);
+  CHECK(result["training"]["fits"] == true);
+  CHECK(result["scenario"]["memory-headroom"] == 0.01);
+  const Run refused = with({"--memory-headroom", "0.5"});
+  CHECK(refused.status == ppsim::kExitBadInput);
+  CHECK(refused.err == "ppsim: error: --memory-headroom: must be a share of the memory below 0.5, got 0.5\n");
+  // A layout with room to spare is not tight.
+  const Run roomy = ppsim::test::cli({"run", "--model", "llama3.1-8b", "--hardware", "h200", "-p", "2", "-m", "4"});
+  CHECK_THAT(roomy.out, Contains(": fits\n"));
+}
+
+TEST_CASE("A sweep's fits column follows --memory-headroom as an axis", "[cli][transformer][memory]") {
+  TempDir dir("headroom-sweep");
+  std::ofstream(dir.file("s.json")) << R"({"fixed": {"model": "llama3.1-405b", "t": 8, "p": 16, "v": 2, "d": 128,
+    "seq": 8192, "global-batch": 2048, "sequence-parallel": true, "fsdp": true, "schedule": "interleaved-1f1b"},
+    "axes": {"memory-headroom": [0, 0.05]}})";
+  const Run sweep = ppsim::test::cli({"sweep", dir.file("s.json"), "-o", dir.file("points.jsonl")});
+  REQUIRE(sweep.status == 0);
+  std::ifstream points(dir.file("points.jsonl"));
+  std::string line;
+  std::vector<bool> fits;
+  while (std::getline(points, line)) fits.push_back(nlohmann::json::parse(line)["fits"].get<bool>());
+  CHECK(fits == std::vector<bool>{true, false});
+}

@@ -51,6 +51,10 @@ struct TrainingLayout {
   // context, cuBLAS and NCCL workspaces, allocator fragmentation. 2 GiB by default (see
   // kDefaultWorkspaceBytes).
   std::int64_t workspace_bytes = std::int64_t{2} << 30;
+  // --memory-headroom: the share of each GPU's memory kept free, for what no model counts exactly
+  // (the caching allocator's fragmentation, a spike); a layout fits only within (1 - it) of the
+  // capacity. 0 by default: the verdict still says "tight" below kTightHeadroom.
+  double memory_headroom = 0;
 
   int stages() const { return pipeline * chunks; }
   std::int64_t gpus() const { return std::int64_t{tensor_parallel} * pipeline * data_parallel; }

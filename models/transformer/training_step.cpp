@@ -73,6 +73,13 @@ double replica_reduce_end(const TransformerCostModel& model, TrainingFigures& fi
   return end;
 }
 
+// "2.4%": a share of the memory, as the verdict writes it.
+std::string share_text(double share) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100 * share);
+  return buffer;
+}
+
 }  // namespace
 
 std::string format_gib(std::int64_t bytes) {
@@ -201,6 +208,8 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
   figures.stage_imbalance = sum > 0 ? slowest / (sum / static_cast<double>(model.stages().size())) : 1;
 
   figures.memory_capacity = setup.hardware.memory_capacity;
+  const double headroom = layout.memory_headroom;
+  const double usable = static_cast<double>(figures.memory_capacity) * (1 - headroom);
   std::int64_t most = -1;
   for (std::size_t d = 0; d < model.static_memory().size(); ++d) {
     const StaticMemory& fixed = model.static_memory()[d];
@@ -212,7 +221,7 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
                         .workspace = fixed.workspace};
     memory.total = memory.parameters + memory.gradients + memory.optimizer + memory.activations + memory.unsharded +
                    memory.workspace;
-    memory.fits = memory.total <= figures.memory_capacity;
+    memory.fits = static_cast<double>(memory.total) <= usable;
     figures.fits = figures.fits && memory.fits;
     if (memory.total > most) {
       most = memory.total;
@@ -221,8 +230,18 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
     figures.memory.push_back(memory);
   }
   figures.memory_verdict = "device " + std::to_string(figures.most_memory_device) + " needs " + format_gib(most) +
-                           " of " + format_gib(figures.memory_capacity) +
-                           (figures.fits ? ": fits" : ": does not fit");
+                           " of " + format_gib(figures.memory_capacity);
+  const std::string kept = headroom > 0 ? " with " + share_text(headroom) + " kept free" : "";
+  const std::int64_t free_bytes = figures.memory_capacity - most;
+  const double free_share = figures.memory_capacity > 0 ? static_cast<double>(free_bytes) / static_cast<double>(figures.memory_capacity) : 0;
+  if (!figures.fits) {
+    figures.memory_verdict += ": does not fit" + kept;
+  } else {
+    figures.memory_verdict += ": fits" + kept;
+    if (free_share < kTightHeadroom) {
+      figures.memory_verdict += " (tight: " + format_gib(free_bytes) + ", " + share_text(free_share) + " headroom)";
+    }
+  }
   return figures;
 }
 

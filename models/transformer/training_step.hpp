@@ -14,6 +14,12 @@
 
 namespace ppsim {
 
+// A layout that fits with less than this share of a GPU's memory free is reported as tight: runs
+// that reach 97% of the memory tend to fail on fragmentation or a transient peak, which no count of
+// tensors sees.
+inline constexpr double kTightHeadroom = 0.05;
+
+
 struct DeviceMemory {
   std::int64_t parameters = 0;
   std::int64_t gradients = 0;
