@@ -66,6 +66,9 @@ void default_compare_schedules(Scenario& scenario) {
 // Pictures are written before `out`, so a file that cannot be written leaves `out` empty too.
 std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
                                   std::ostream& out, std::size_t timeline_width) {
+  // Two pictures to one file are refused before anything runs (write_files_atomically checks again).
+  const OutputFile targets[] = {{pictures.svg, "", "--svg"}, {pictures.html, "", "--html"}, {pictures.trace, "", "--trace"}};
+  refuse_shared_targets(targets);
   // A trace, and a JSON timeline, are written as the engine runs, so their memory does not grow with
   // the run. The pictures and the ASCII timeline keep every run's timeline up to kMaxTimelineOps;
   // above, they are drawn from digests filled as a second run of each schedule goes.
@@ -180,6 +183,9 @@ std::vector<PointResult> sweep_to_files(const Study& study, const SweepOptions& 
   if (to_stdout && points_out == nullptr) throw InputError("-o -: no stdout here; give a file name");
   std::optional<SweepFormat> format;
   if (!files.output.empty()) format = sweep_format_for(files.output, "-o");
+  const OutputFile targets[] = {
+      {to_stdout ? std::string() : files.output, "", "-o"}, {files.html, "", "--html"}, {files.summary, "", "--summary"}};
+  refuse_shared_targets(targets);  // before the points run, not after
   const std::vector<PointResult> results = run_sweep(study, options);
   // A shard's file starts with what it is, which ppsim merge checks; a whole study's does not.
   auto points_text = [&] {

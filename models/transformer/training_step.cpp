@@ -127,6 +127,7 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
   figures.model = setup.arch.name;
   figures.hardware = setup.hardware.name;
   figures.hardware_provenance = setup.hardware.provenance();
+  figures.hardware_assumed = setup.hardware.efficiency_assumed;
   figures.gpus = layout.gpus();
   figures.global_batch = layout.global_batch;
   figures.tokens_per_step = layout.global_batch * layout.seq;

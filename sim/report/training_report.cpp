@@ -30,7 +30,7 @@ std::string stage_extra(const StageSummary& stage) {
 // are the datasheet's alone, that they are assumptions.
 std::string provenance_line(const TrainingFigures& training) {
   std::string line = "hardware numbers: " + training.hardware_provenance;
-  if (training.hardware_provenance.find("(assumed)") != std::string::npos) {
+  if (training.hardware_assumed) {
     line += ": the kernel efficiency tables are assumptions, not measurements (ppsim-calibrate measures them)";
   }
   return line + "\n";
