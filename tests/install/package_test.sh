@@ -6,6 +6,8 @@
 # the build has it, the Python module from /usr/lib/python3/dist-packages.
 #   tests/install/package_test.sh BUILD_DIR SOURCE_DIR VERSION WITH_PYTHON(0|1)
 set -euo pipefail
+# Under pipefail, `producer | grep -q` fails whenever grep stops reading before the producer has
+# written everything (SIGPIPE): these pipes let grep read to the end, its output thrown away.
 build="$1" source="$2" version="$3" with_python="$4"
 for tool in dpkg-deb dpkg-shlibdeps file; do
   if ! command -v "$tool" >/dev/null 2>&1; then
@@ -35,7 +37,7 @@ revision="$("$build/tools/ppsim/ppsim" --version | sed -n 's/^ppsim [^ ]* (git \
 [ -n "$revision" ] || { echo "FAIL: the build's ppsim --version names no git revision"; exit 1; }
 [ "$("$root/usr/bin/ppsim" --version)" = "ppsim $version (git $revision)" ] ||
   { echo "FAIL: installed --version: $("$root/usr/bin/ppsim" --version)"; exit 1; }
-"$root/usr/bin/ppsim-calibrate" --version | grep -q "^ppsim-calibrate $version (git $revision)" ||
+"$root/usr/bin/ppsim-calibrate" --version | grep "^ppsim-calibrate $version (git $revision)" >/dev/null ||
   { echo "FAIL: ppsim-calibrate --version: $("$root/usr/bin/ppsim-calibrate" --version)"; exit 1; }
 
 # An example from share/ppsim gives the figures the build gives for the source tree's copy.
@@ -52,10 +54,10 @@ done
 doc="$root/usr/share/doc/ppsim"
 grep -q "Apache License" "$doc/copyright" || { echo "FAIL: no Apache-2.0 licence in $doc/copyright"; exit 1; }
 cmp -s "$doc/README.md" "$source/README.md" || { echo "FAIL: $doc/README.md is not the README"; exit 1; }
-gzip -dc "$doc/changelog.gz" | grep -q "^# ppsim changelog" || { echo "FAIL: no changelog.gz in $doc"; exit 1; }
+gzip -dc "$doc/changelog.gz" | grep "^# ppsim changelog" >/dev/null || { echo "FAIL: no changelog.gz in $doc"; exit 1; }
 
 for page in ppsim ppsim-calibrate; do
-  gzip -dc "$root/usr/share/man/man1/$page.1.gz" | grep -q '^\.SH NAME' || { echo "FAIL: man page $page"; exit 1; }
+  gzip -dc "$root/usr/share/man/man1/$page.1.gz" | grep '^\.SH NAME' >/dev/null || { echo "FAIL: man page $page"; exit 1; }
 done
 [ -s "$root/usr/share/bash-completion/completions/ppsim" ] || { echo "FAIL: no bash completion"; exit 1; }
 [ -s "$root/usr/share/zsh/vendor-completions/_ppsim" ] || { echo "FAIL: no zsh completion"; exit 1; }
