@@ -12,6 +12,7 @@
 #include "models/json/json_document.hpp"
 #include "models/json/json_fields.hpp"
 #include "models/transformer/data_parallel.hpp"
+#include "models/transformer/static_memory.hpp"
 #include "schedules/registry.hpp"
 #include "study/errors.hpp"
 #include "study/preset_family.hpp"
@@ -20,7 +21,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 59> kSettings = {{
+constexpr std::array<SettingInfo, 61> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -72,6 +73,12 @@ constexpr std::array<SettingInfo, 59> kSettings = {{
      "stages are torch FSDP2 (fully_shard) modules over d: schedules run lowered as torch does, UNSHARD, RESHARD "
      "and REDUCE_GRAD cost their all-gathers, reduce-scatters and unsharded buffers"},
     {"precision", "--precision", "P", "GEMM precision: bf16 (default), fp16 or fp8"},
+    {"grad-reduce-dtype", "--grad-reduce-dtype", "fp32|bf16|fp16",
+     "gradient buffer and data-parallel reduction dtype (default as Megatron-LM: fp32 with bf16 and fp8, fp16 with "
+     "fp16)"},
+    {"fp8-param-gather", "--fp8-param-gather", "",
+     "with --precision fp8: the linear weights are FP8 parameters, no bf16 copy, gathered in FP8 (off by "
+     "default, as in Megatron-LM; NeMo's FP8 recipes turn it on)"},
     {"layers-per-stage", "--layers-per-stage", "N[,N...]", "layers of each of the p*v stages (default: even split)"},
     {"overlap-grad-reduce", "--overlap-grad-reduce", "",
      "reduce gradient buckets as the last backward produces them, beside the compute (default; "
@@ -307,6 +314,11 @@ std::string precision_from_text(std::string_view text, const std::string& source
   fail(source, "must be bf16, fp16 or fp8, got " + quote(text));
 }
 
+std::string grad_dtype_from_text(std::string_view text, const std::string& source) {
+  if (text == "fp32" || text == "bf16" || text == "fp16") return std::string(text);
+  fail(source, "must be fp32, bf16 or fp16, got " + quote(text));
+}
+
 // Layer counts may be 0: a stage can hold only the embedding or only the LM head.
 int layer_count_from_text(std::string_view text, const std::string& source) {
   if (text == "0") return 0;
@@ -418,6 +430,10 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.fsdp = bool_from_text(text, source);
   else if (key == "precision")
     scenario.layout.precision = precision_from_text(text, source);
+  else if (key == "fp8-param-gather")
+    scenario.layout.fp8_param_gather = bool_from_text(text, source);
+  else if (key == "grad-reduce-dtype")
+    scenario.layout.grad_reduce_dtype = grad_dtype_from_text(text, source);
   else if (key == "layers-per-stage")
     scenario.layout.layers_per_stage = layer_list_from_text(text, source);
   else if (key == "overlap-grad-reduce")
@@ -505,7 +521,7 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
     } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
                key == "distributed-optimizer" || key == "fsdp" || key == "overlap-grad-reduce" ||
-               key == "overlap-param-gather" ||
+               key == "overlap-param-gather" || key == "fp8-param-gather" ||
                (key == "overlap-p2p-comm" && !value.is_null()) ||
                key == "tp-comm-overlap") {
       if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
@@ -598,6 +614,8 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["distributed-optimizer"] = layout.distributed_optimizer;
     out["fsdp"] = layout.fsdp;
     out["precision"] = layout.precision;
+    out["grad-reduce-dtype"] = grad_reduce_dtype(layout);
+    out["fp8-param-gather"] = layout.fp8_param_gather;
     out["layers-per-stage"] = layout.layers_per_stage;
     out["overlap-grad-reduce"] = layout.overlap_grad_reduce;
     out["bucket-size"] = layout.bucket_parameters > 0 ? static_cast<double>(layout.bucket_parameters)

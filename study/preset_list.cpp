@@ -43,7 +43,7 @@ void write_preset_list(std::ostream& out) {
     hardware.add_row({lower_case(profile.name), scaled(*profile.peak_flops("bf16"), 1e12, " TFLOP/s"),
                       scaled(profile.memory_bandwidth, 1e12, " TB/s"), format_bytes(profile.memory_capacity),
                       scaled(profile.intra_node_bandwidth, 1e9, " GB/s"), scaled(profile.inter_node_bandwidth, 1e9, " GB/s"),
-                      std::to_string(profile.devices_per_node), profile.efficiency_assumed ? "assumed" : "measured"});
+                      std::to_string(profile.devices_per_node), profile.efficiency_marker()});
   }
   out << hardware.render();
   out << "Bandwidths are per GPU and direction. Sources: `source` in each configs/ file.\n";
@@ -75,7 +75,7 @@ nlohmann::ordered_json preset_list_json() {
     row["intra_node_bandwidth"] = profile.intra_node_bandwidth;
     row["inter_node_bandwidth"] = profile.inter_node_bandwidth;
     row["devices_per_node"] = profile.devices_per_node;
-    row["efficiency"] = profile.efficiency_assumed ? "assumed" : "measured";
+    row["efficiency"] = profile.efficiency_marker();
     hardware.push_back(row);
   }
   return list;

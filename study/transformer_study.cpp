@@ -132,6 +132,11 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     throw InputError(scenario.source_of("fsdp") + ": its costs are those of UNSHARD, RESHARD and REDUCE_GRAD, which "
                                                  "--comm-actions ignore drops");
   }
+  if (layout.fp8_param_gather && layout.precision != "fp8") {
+    // Megatron asserts the same (arguments.py): FP8 parameters need an FP8 recipe.
+    throw InputError(scenario.source_of("fp8-param-gather") + ": needs --precision fp8, whose FP8 weights it keeps "
+                                                             "as the parameters");
+  }
   if (layout.overlap_param_gather && !layout.distributed_optimizer) {
     // Megatron asserts the same (arguments.py): only the distributed optimizer gathers parameters.
     throw InputError(scenario.source_of("overlap-param-gather") + ": needs --distributed-optimizer, whose "

@@ -442,7 +442,19 @@ TEST_CASE("FSDP settings it cannot model are refused, naming the flag", "[cli][t
 
 TEST_CASE("Every training result says where its hardware numbers come from, and that datasheet tables are assumed",
           "[cli][transformer][provenance]") {
-  const std::vector<std::string> base{"--model", "llama3.1-8b", "--hardware", "h100-sxm5-80gb", "-p", "2", "-m", "4"};
+  // A profile whose efficiencies are the datasheet-only assumption: the presets' file with its
+  // published parts taken out.
+  nlohmann::json profile =
+      nlohmann::json::parse(ppsim::test::read_whole(std::string(PPSIM_SOURCE_DIR) + "/configs/hardware/h100-sxm5-80gb.json"));
+  profile["efficiency"] = "assumed";
+  profile.erase("sources");
+  profile.erase("gemm_model");
+  profile["efficiency_tables"].erase("attention_forward");
+  profile["efficiency_tables"].erase("attention_backward");
+  const ppsim::test::TempDir dir("provenance");
+  const std::string assumed_profile = dir.file("assumed.json");
+  std::ofstream(assumed_profile) << profile.dump();
+  const std::vector<std::string> base{"--model", "llama3.1-8b", "--hardware", assumed_profile, "-p", "2", "-m", "4"};
   auto with = [&](std::vector<std::string> args) {
     args.insert(args.end(), base.begin(), base.end());
     return ppsim::test::cli(args);
@@ -462,6 +474,21 @@ TEST_CASE("Every training result says where its hardware numbers come from, and 
   const Run json = with({"run", "-s", "1f1b", "--format", "json"});
   REQUIRE(json.status == 0);
   CHECK(nlohmann::json::parse(json.out)["training"]["hardware_provenance"] == "datasheet only (assumed)");
+  // The presets name their published sources instead, in one line with no warning.
+  const Run preset = ppsim::test::cli({"run", "-s", "1f1b", "--model", "llama3.1-8b", "-p", "2", "-m", "4"});
+  REQUIRE(preset.status == 0);
+  CHECK_THAT(preset.out, Contains("\nhardware numbers: published microbenchmarks (5 sources)\n"));
+  CHECK(preset.out.find("assumptions, not measurements") == std::string::npos);
+  // The HTML report's summary carries the training step and the same provenance.
+  const std::string page = dir.file("report.html");
+  const Run html = ppsim::test::cli({"compare", "-s", "1f1b,zb-h1", "--model", "llama3.1-8b", "-p", "2", "-m", "4",
+                                     "--html", page});
+  REQUIRE(html.status == 0);
+  const std::string text = ppsim::test::read_whole(page);
+  CHECK_THAT(text, Contains("<tr><td>hardware numbers</td><td>published microbenchmarks (5 sources)</td>"
+                            "<td>published microbenchmarks (5 sources)</td></tr>"));
+  CHECK_THAT(text, Contains("<tr><td>step_time</td>"));
+  CHECK_THAT(text, Contains("<tr><td>mfu</td>"));
 }
 
 TEST_CASE("A layout that fits with under 5% free is tight, and --memory-headroom keeps a share free that fits and "

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/transformer/data_parallel.hpp"
+#include "models/transformer/pass_costs.hpp"
 #include "models/transformer/static_memory.hpp"
 #include "models/transformer/training_step.hpp"
 #include "models/uniform_cost_model.hpp"
@@ -211,4 +212,55 @@ TEST_CASE("Tied embeddings on two devices all-reduce their gradient after the da
   v.data_parallel = 1;
   const ppsim::TransformerCostModel shaped({gpt(4), v, ideal_machine()}, {0, 1, 1, 0});
   CHECK(ppsim::training_figures(shaped, 2.0, device_end, peaks).embedding_reduce_time == 0);
+}
+
+TEST_CASE("A bucket reduced beside the backward costs the compute the SMs its NCCL kernel takes") {
+  // The first rank's four buckets reduce while a 1000 s backward runs: each takes 16 of the machine's
+  // 132 SMs for its whole duration, and the compute loses that share of those seconds.
+  TrainingLayout l = layout(2);
+  const ppsim::TransformerCostModel probe({gpt(4), l, ideal_machine()}, {0, 1});
+  l.bucket_parameters = static_cast<std::int64_t>(probe.static_memory()[0].parameter_count / 4) + 1;
+  ppsim::HardwareProfile machine = ideal_machine();
+  machine.gemm_model.sm_count = 132;
+  machine.gemm_model.peak_fraction = {{"bf16", 1.0}};
+  const ppsim::TransformerCostModel model({gpt(4), l, machine}, {0, 1});
+  const std::vector<StageTimes> stages = {{0.0, 1000.0, 0.0}, {0.0, 900.0, 0.0}};
+  const ppsim::DeviceCollectives device0 = ppsim::device_collectives(model, 0, 1000.0, stages);
+  REQUIRE(device0.reduce.size() == 4);
+  // The last bucket is ready at the device's end: only the first three ran beside compute.
+  double beside = 0;
+  for (std::size_t i = 0; i < 3; ++i) beside += device0.reduce[i].end - device0.reduce[i].start;
+  CHECK_THAT(device0.contention, WithinRel(beside * 16 / 132, 1e-12));
+  CHECK_THAT(device0.reduce_exposed,
+             WithinRel(device0.reduce[3].end - device0.reduce[3].start + device0.contention, 1e-9));
+  CHECK_THAT(ppsim::collective_contention(machine, 1.0), WithinRel(16.0 / 132, 1e-15));
+  // Without a GEMM shape model there is no SM count, and nothing is charged.
+  CHECK(ppsim::collective_contention(ideal_machine(), 1.0) == 0);
+}
+
+TEST_CASE("A ring across nodes moves at the NICs of its node's ranks, as NCCL's published multi-node bus bandwidths say") {
+  // nccl-tests' bus bandwidth of an all-reduce: bytes * 2(n-1)/n over the time.
+  auto bus_bandwidth = [](const ppsim::HardwareProfile& profile, int ranks, int per_node) {
+    const double bytes = 16.0 * (1 << 30);
+    const double time = ppsim::collective_time(profile, ppsim::Collective::kAllReduce, bytes, ranks, true, per_node);
+    return bytes * 2 * (ranks - 1) / ranks / time;
+  };
+  // DGX A100, 8 x 200 Gb/s HDR: "we measure 192GB/s AllReduce BusBW" (NVIDIA/nccl issue 812).
+  const ppsim::HardwareProfile& a100 = *ppsim::find_hardware_preset("A100-SXM4-80GB");
+  CHECK_THAT(bus_bandwidth(a100, 16, 8), WithinRel(192e9, 0.005));
+  // 4 x 8 H200 over 8 x 400 Gb/s per node: 364.87 GB/s at 4 GiB and more (stas00/ml-engineering
+  // network/README.md); the preset's NDR figure (47 of 50 GB/s per NIC) gives 376, 3% above.
+  const ppsim::HardwareProfile& h200 = *ppsim::find_hardware_preset("H200-SXM-141GB");
+  CHECK_THAT(bus_bandwidth(h200, 32, 8), WithinRel(364.87e9, 0.04));
+  // One rank per node (t = 8): one NIC each, 24 GB/s on HDR.
+  CHECK_THAT(bus_bandwidth(a100, 16, 1), WithinRel(24e9, 0.005));
+  // A group's ranks per node: a node of 8 holds 8 / t of them, at most d.
+  TrainingLayout l;
+  l.tensor_parallel = 2;
+  l.data_parallel = 16;
+  CHECK(ppsim::data_parallel_ranks_per_node({gpt(), l, a100}) == 4);
+  l.data_parallel = 2;
+  CHECK(ppsim::data_parallel_ranks_per_node({gpt(), l, a100}) == 2);
+  l.tensor_parallel = 16;
+  CHECK(ppsim::data_parallel_ranks_per_node({gpt(), l, a100}) == 1);
 }

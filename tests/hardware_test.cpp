@@ -191,10 +191,17 @@ TEST_CASE("The presets carry the datasheet numbers") {
     INFO(p.name);
     CHECK(ppsim::validate_hardware_profile(p).empty());
     CHECK(p.devices_per_node == 8);
-    CHECK(p.efficiency_assumed);
+    // The efficiencies come from published microbenchmarks, each cited; the latencies are assumed.
+    CHECK_FALSE(p.efficiency_assumed);
+    CHECK(p.efficiency_published);
+    CHECK(std::string(p.efficiency_marker()) == "published");
+    CHECK(p.sources.size() >= 4);
     CHECK(p.latency_assumed);
     CHECK_THAT(p.source, Contains("datasheet"));
-    CHECK_THAT(p.source, Contains("assumed"));
+    CHECK_THAT(p.source, Contains("Latencies are assumed"));
+    CHECK_FALSE(p.gemm_model.empty());
+    CHECK_FALSE(p.attention_forward.empty());
+    CHECK_FALSE(p.attention_backward.empty());
     CHECK_FALSE(p.gemm.empty());
     CHECK_FALSE(p.memory.empty());
     CHECK_FALSE(p.intra_link.empty());
@@ -205,6 +212,8 @@ TEST_CASE("The presets carry the datasheet numbers") {
 }
 
 TEST_CASE("GEMM time is FLOPs over peak times the table's efficiency") {
+  // The FLOP-keyed tables (the datasheet-only assumption the presets keep for GEMMs of unknown
+  // shape) time a GEMM given by its FLOPs alone.
   const HardwareProfile& h100 = preset("H100-SXM5-80GB");
   // 1e12 FLOPs is the table's top point: 0.75 of 989.4 TFLOP/s, about 1.35 ms.
   REQUIRE(h100.gemm.at(1e12) == 0.75);
@@ -231,24 +240,31 @@ TEST_CASE("GEMM time is FLOPs over peak times the table's efficiency") {
 
 TEST_CASE("Memory-bound time is bytes over HBM bandwidth times the table's efficiency") {
   const HardwareProfile& h100 = preset("H100-SXM5-80GB");
-  CHECK_THAT(h100.memory_time(1e9), WithinRel(1e9 / (3.35e12 * 0.85), 1e-15));
+  // The table's top: Liger-Kernel's LayerNorm forward on H100, 4096 x 16384 fp32 read and written
+  // (2 * 4096 * 16384 * 4 bytes) in 0.1848 ms; above it the table stays at that fraction.
+  const double top_bytes = 2.0 * 4096 * 16384 * 4;
+  const double top_fraction = top_bytes / 0.1848e-3 / 3.35e12;
+  CHECK_THAT(h100.memory.at(top_bytes), WithinRel(top_fraction, 1e-15));
+  CHECK_THAT(h100.memory_time(1e9), WithinRel(1e9 / (3.35e12 * top_fraction), 1e-15));
+  // Below the published sizes the assumed ramp: 0.3 at 1 MB.
   CHECK_THAT(h100.memory_time(1e6), WithinRel(1e6 / (3.35e12 * 0.3), 1e-15));
   CHECK(h100.memory_time(0.0) == 0.0);
-  // H200's faster HBM shortens the same kernel by 4.8 / 3.35.
+  // H200's faster HBM shortens the same kernel by 4.8 / 3.35 (H100's fractions carry over).
   const HardwareProfile& h200 = preset("H200-SXM-141GB");
   CHECK_THAT(h100.memory_time(1e9) / h200.memory_time(1e9), WithinRel(4.8 / 3.35, 1e-12));
 }
 
-TEST_CASE("Message time is latency plus bytes over link bandwidth times efficiency") {
+TEST_CASE("Message time is latency plus bytes over link bandwidth times NCCL's published efficiency") {
   const HardwareProfile& h100 = preset("H100-SXM5-80GB");
-  const double big = 67108864;  // 64 MiB, where the link tables reach 0.9
+  const double big = 67108864;  // 64 MiB, where the link tables reach NCCL's large-message figure
   const double intra = h100.message_time(big, false);
   const double inter = h100.message_time(big, true);
-  CHECK_THAT(intra, WithinRel(3e-6 + big / (450e9 * 0.9), 1e-15));
-  CHECK_THAT(inter, WithinRel(8e-6 + big / (50e9 * 0.9), 1e-15));
-  // Between nodes the bandwidth is 9x lower, so a large message takes about 9x longer.
-  CHECK(inter / intra > 8.5);
-  CHECK(inter / intra < 9.0);
+  // NVLink 4: 370 of 450 GB/s (nccl-tests issue 212); NDR: 47 of 50 GB/s per NIC (issue 290).
+  CHECK_THAT(intra, WithinRel(3e-6 + big / (450e9 * (370.0 / 450)), 1e-15));
+  CHECK_THAT(inter, WithinRel(8e-6 + big / (50e9 * (47.0 / 50)), 1e-15));
+  // Between nodes a large message takes 370 / 47, about 7.9x, longer.
+  CHECK(inter / intra > 7.5);
+  CHECK(inter / intra < 8.0);
   // A small message is mostly latency: 4 KiB over NVLink takes latency + 4096 / (0.1 * 450 GB/s).
   CHECK_THAT(h100.message_time(4096, false), WithinRel(3e-6 + 4096 / (450e9 * 0.1), 1e-15));
   CHECK(h100.message_time(4096, true) > h100.message_time(4096, false));
@@ -320,7 +336,8 @@ TEST_CASE("configs/hardware/*.json equal the C++ presets field by field") {
   REQUIRE(in.good());
   const json j = json::parse(in);
   // The markers a reader of the file relies on.
-  CHECK(j.at("efficiency").get<std::string>() == "assumed");
+  CHECK(j.at("efficiency").get<std::string>() == "published");
+  CHECK(j.at("sources").size() >= 4);
   CHECK(j.at("latency").get<std::string>() == "assumed");
   CHECK(j.contains("units"));
 
@@ -339,6 +356,10 @@ TEST_CASE("configs/hardware/*.json equal the C++ presets field by field") {
   check_tables_equal(loaded.gemm, expected.gemm);
   check_tables_equal(loaded.gemm_fp8, expected.gemm_fp8);
   check_tables_equal(loaded.memory, expected.memory);
+  check_tables_equal(loaded.attention_forward, expected.attention_forward);
+  check_tables_equal(loaded.attention_backward, expected.attention_backward);
+  CHECK(loaded.gemm_model == expected.gemm_model);
+  CHECK(loaded.sources == expected.sources);
   check_tables_equal(loaded.intra_link, expected.intra_link);
   check_tables_equal(loaded.inter_link, expected.inter_link);
   CHECK(loaded.efficiency_assumed == expected.efficiency_assumed);
@@ -375,8 +396,12 @@ TEST_CASE("A collective smaller than the smallest measured size takes that size'
   CHECK_THAT(table.value.time(1e6), WithinRel(1e6 * 0.75 / 1e11, 1e-15));  // above it, the table as it is
 }
 
-TEST_CASE("A profile's provenance is the datasheet's until ppsim-calibrate measured it, and then says when") {
+TEST_CASE("A profile's provenance counts its published sources, or says it is the datasheet's, or when ppsim-calibrate measured it") {
   ppsim::HardwareProfile profile = preset("H100-SXM5-80GB");
+  CHECK(profile.provenance() == "published microbenchmarks (" + std::to_string(profile.sources.size()) + " sources)");
+  profile.efficiency_published = false;
+  profile.sources.clear();
+  profile.efficiency_assumed = true;
   CHECK(profile.provenance() == "datasheet only (assumed)");
   profile.efficiency_assumed = false;
   profile.calibrated_on = "2026-12-03T11:34:30Z";
@@ -386,4 +411,21 @@ TEST_CASE("A profile's provenance is the datasheet's until ppsim-calibrate measu
   json["calibration"] = {{"date", "2026-12-01T08:00:00Z"}};
   CHECK(ppsim::hardware_profile_from_json(json, "measured.json").profile.provenance() ==
         "measured on this machine (ppsim-calibrate, 2026-12-01T08:00:00Z)");
+}
+
+TEST_CASE("The link studies' profiles are the H100 preset but for their name, node size and inter-node link") {
+  const HardwareProfile& h100 = preset("H100-SXM5-80GB");
+  for (const char* file : {"h100-infiniband-400g.json", "h100-ethernet-1g.json"}) {
+    INFO(file);
+    std::ifstream in(std::string(PPSIM_SOURCE_DIR) + "/configs/studies/links/" + file);
+    REQUIRE(in.good());
+    HardwareProfile loaded = profile_from_json(json::parse(in));
+    CHECK(loaded.devices_per_node == 1);
+    loaded.name = h100.name;
+    loaded.source = h100.source;
+    loaded.devices_per_node = h100.devices_per_node;
+    loaded.inter_node_bandwidth = h100.inter_node_bandwidth;
+    loaded.inter_node_latency = h100.inter_node_latency;
+    CHECK(loaded == h100);
+  }
 }

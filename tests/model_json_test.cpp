@@ -66,7 +66,7 @@ TEST_CASE("A hardware profile with a bad field is refused with the JSON path of 
     j["efficiency_tables"]["memory"][2][0] = 1e6;
     CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
                Equals("h.json: $.efficiency_tables.memory[2]: sizes must increase strictly, got 1000000.0 after "
-                      "10000000.0"));
+                      "33554432.0"));
   }
   SECTION("a fraction above 1") {
     j["efficiency_tables"]["gemm"][0][1] = 1.5;
@@ -93,10 +93,41 @@ TEST_CASE("A hardware profile with a bad field is refused with the JSON path of 
     CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
                Contains("h.json: $.dense_peak_flops.bf16: is missing"));
   }
-  SECTION("an efficiency marker that is neither assumed nor measured") {
+  SECTION("an efficiency marker that is neither assumed, measured nor published") {
     j["efficiency"] = "guessed";
     CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
-               Equals("h.json: $.efficiency: must be \"assumed\" or \"measured\", got \"guessed\""));
+               Equals("h.json: $.efficiency: must be \"assumed\", \"measured\" or \"published\", got 'guessed'"));
+  }
+  SECTION("published efficiencies without their citations") {
+    j.erase("sources");
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.sources: is missing"));
+  }
+  SECTION("a citation that is not a string") {
+    j["sources"][1] = 7;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.sources[1]: must be a citation (a non-empty string), got number 7"));
+  }
+  SECTION("citations on assumed tables") {
+    j["efficiency"] = "assumed";
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.sources: is for \"efficiency\": \"published\" profiles (their citations)"));
+  }
+  SECTION("a GEMM tile that is not two whole numbers") {
+    j["gemm_model"]["tile"] = {128, 0.5};
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.gemm_model.tile: must be [rows, cols], two whole numbers from 1 to 4096, got array [128,0.5]"));
+  }
+  SECTION("a GEMM peak fraction for a precision the profile has no peak for") {
+    j["gemm_model"]["peak_fraction"]["int4"] = 0.5;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.gemm_model.peak_fraction.int4: has no peak in dense_peak_flops"));
+  }
+  SECTION("a fused-attention table without its pair") {
+    j["efficiency_tables"].erase("attention_backward");
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.efficiency_tables.attention_backward: is missing: the fused-attention tables come as "
+                      "a pair"));
   }
 }
 

@@ -2,36 +2,21 @@
 // The validation against published, measured training runs (docs/validation.md): every case in
 // configs/validation/cases.json is run as `ppsim run -c CASE --format json`, its predicted step time
 // must be the one the document prints, and the overall mean absolute error may not rise above the
-// figure the document states. The cases are never fitted: the efficiency tables come from the
-// presets (datasheets and stated assumptions), so this measures the model, and a change that makes
-// the predictions worse fails here.
+// figure the document states. The cases are never fitted: the efficiencies come from the presets
+// (published kernel microbenchmarks), so this measures the model, and a change that makes the
+// predictions worse fails here.
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "support/cli_run.hpp"
+#include "support/documented_figures.hpp"
 #include "study/errors.hpp"
 
-namespace {
-
-std::string source_path(const std::string& relative) { return std::string(PPSIM_SOURCE_DIR) + "/" + relative; }
-
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
-
-// The number after `label` in the document, e.g. "overall mean absolute error: 13.0%".
-double stated_figure(const std::string& document, const std::string& label) {
-  const std::size_t at = document.find(label);
-  REQUIRE(at != std::string::npos);
-  return std::stod(document.substr(at + label.size()));
-}
-
-}  // namespace
+using ppsim::test::printed;
+using ppsim::test::source_path;
+using ppsim::test::stated_figure;
 
 TEST_CASE("every validation case predicts the step time docs/validation.md prints, within its stated error",
           "[validation]") {
@@ -55,8 +40,8 @@ TEST_CASE("every validation case predicts the step time docs/validation.md print
     const std::size_t row = document.find("| `" + name + "` |");
     REQUIRE(row != std::string::npos);
     const std::string line = document.substr(row, document.find('\n', row) - row);
-    CHECK_THAT(line, Catch::Matchers::Contains("| " + format("%.3f", predicted) + " |"));
-    CHECK_THAT(line, Catch::Matchers::Contains("| " + format("%+.1f%%", 100 * error) + " |"));
+    CHECK_THAT(line, Catch::Matchers::Contains("| " + printed("%.3f", predicted) + " |"));
+    CHECK_THAT(line, Catch::Matchers::Contains("| " + printed("%+.1f%%", 100 * error) + " |"));
     sum += std::fabs(error);
     worst = std::max(worst, std::fabs(error));
   }

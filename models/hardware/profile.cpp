@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "models/hardware/profile.hpp"
 
+#include "models/hardware/published_tables.hpp"
+
 #include <cmath>
 #include <stdexcept>
 #include <utility>
@@ -15,16 +17,12 @@ namespace {
 // reserves some; the cost model's workspace allowance, not this number, covers such losses.
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 
-// Tables shared by all three presets. They are assumptions, not measurements, chosen to have the
-// shape such measurements have (and marked so in the profile):
-// - GEMM: small GEMMs cannot fill every SM with tiles and pay launch and wave-quantization
-//   overhead; large bf16 GEMMs reach about 70-80% of the dense datasheet peak in cuBLAS size
-//   sweeps. Rises from 0.2 at 1e8 FLOPs (e.g. 512x512x256) to 0.75 from 1e12 FLOPs on.
-// - Memory-bound kernels: a 1 MB kernel is mostly launch latency and ramp-up; large streaming
-//   kernels reach 80-90% of HBM peak (STREAM-like copies). 0.3 at 1 MB to 0.85 from 1 GB on.
-// - Links: the latency term already pays the fixed cost per message; the table adds the ramp of
-//   achieved bandwidth with size (protocol switches, pipelining in chunks) seen in NCCL
-//   send/recv sweeps, from 0.1 at 4 KiB to 0.9 from 64 MiB on.
+// The datasheet-only GEMM tables by FLOPs, which the presets keep for a GEMM whose shape a caller does
+// not know (every other efficiency comes from published_tables.hpp). They are assumptions, not
+// measurements, chosen to have the shape such measurements have: small GEMMs cannot fill every SM
+// with tiles and pay launch and wave-quantization overhead; large bf16 GEMMs reach about 70-80% of
+// the dense datasheet peak in cuBLAS size sweeps. Rises from 0.2 at 1e8 FLOPs (e.g. 512x512x256) to
+// 0.75 from 1e12 FLOPs on.
 EfficiencyTable assumed_table(std::vector<EfficiencyPoint> points) {
   auto table = EfficiencyTable::create(std::move(points));
   // The presets are fixed data: a bad table is a bug in this file, caught by the tests.
@@ -46,16 +44,26 @@ EfficiencyTable assumed_gemm_fp8_table() {
   return assumed_table({{2e8, 0.17}, {2e9, 0.30}, {2e10, 0.47}, {2e11, 0.59}, {2e12, 0.65}});
 }
 
-EfficiencyTable assumed_memory_table() { return assumed_table({{1e6, 0.30}, {1e7, 0.55}, {1e8, 0.75}, {1e9, 0.85}}); }
-
-EfficiencyTable assumed_link_table() {
-  return assumed_table({{4096, 0.10}, {65536, 0.30}, {1048576, 0.60}, {16777216, 0.85}, {67108864, 0.90}});
-}
 
 // Typical per-message latencies of NCCL point-to-point sends, not from any datasheet: a few
 // microseconds over NVLink inside a node, somewhat more over InfiniBand between nodes.
 constexpr double kAssumedNvlinkLatency = 3e-6;
 constexpr double kAssumedInfinibandLatency = 8e-6;
+
+// The presets' efficiencies from published kernel measurements (published_tables.hpp). The two
+// FLOP-keyed GEMM tables stay, assumed, for a GEMM whose shape a caller does not know.
+void set_published_efficiencies(HardwareProfile& p, PublishedGpu gpu) {
+  p.gemm_model = published_gemm_model(gpu);
+  p.memory = published_memory_table(gpu);
+  p.attention_forward = published_attention_forward(gpu);
+  p.attention_backward = published_attention_backward(gpu);
+  p.intra_link = published_intra_link_table(gpu);
+  p.inter_link = published_inter_link_table(gpu);
+  p.sustained_clock = published_sustained_clock(gpu);
+  p.sources = published_sources(gpu);
+  p.efficiency_published = true;
+  p.efficiency_assumed = false;
+}
 
 HardwareProfile a100_sxm4_80gb() {
   HardwareProfile p;
@@ -72,15 +80,12 @@ HardwareProfile a100_sxm4_80gb() {
   p.inter_node_latency = kAssumedInfinibandLatency;
   p.host_bandwidth = 32e9;  // PCIe Gen4 x16: 64 GB/s total = 32 GB/s each direction
   p.gemm = assumed_gemm_table();
-  p.memory = assumed_memory_table();
-  p.intra_link = assumed_link_table();
-  p.inter_link = assumed_link_table();
+  set_published_efficiencies(p, PublishedGpu::kA100);
   p.source =
       "NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column): BF16 312 TFLOPS dense "
       "(624 sparse), TF32 156, FP32 19.5, 80GB HBM2e, 2,039 GB/s, NVLink 600 GB/s; DGX A100 "
       "user guide: 8 GPUs per node, 8x 200 Gb/s HDR InfiniBand (ConnectX-6) compute ports. "
-      "Latencies and efficiency tables are assumed.";
-  p.efficiency_assumed = true;
+      "Latencies are assumed; the efficiencies come from published microbenchmarks (sources).";
   p.latency_assumed = true;
   return p;
 }
@@ -99,10 +104,6 @@ void set_hopper_sxm_peaks(HardwareProfile& p) {
   p.host_bandwidth = 64e9;  // PCIe Gen5 x16: 128 GB/s total = 64 GB/s each direction
   p.gemm = assumed_gemm_table();
   p.gemm_fp8 = assumed_gemm_fp8_table();
-  p.memory = assumed_memory_table();
-  p.intra_link = assumed_link_table();
-  p.inter_link = assumed_link_table();
-  p.efficiency_assumed = true;
   p.latency_assumed = true;
 }
 
@@ -112,12 +113,14 @@ HardwareProfile h100_sxm5_80gb() {
   set_hopper_sxm_peaks(p);
   p.memory_bandwidth = 3.35e12;  // datasheet: 3.35 TB/s (H100 SXM)
   p.memory_capacity = 80 * kGiB;
+  set_published_efficiencies(p, PublishedGpu::kH100);
   p.source =
       "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column): BF16 1,979 TFLOPS with sparsity "
       "(dense is half), 80GB HBM3, 3.35 TB/s, NVLink 900 GB/s; NVIDIA H100 Tensor Core GPU "
       "Architecture whitepaper: dense H100 SXM5 FP16/BF16 989.4, FP8 1978.9, TF32 494.7, FP32 "
       "66.9 TFLOPS; DGX H100 user guide: 8 GPUs per node, 8x 400 Gb/s NDR InfiniBand "
-      "(ConnectX-7) compute ports. Latencies and efficiency tables are assumed.";
+      "(ConnectX-7) compute ports. Latencies are assumed; the efficiencies come from published "
+      "microbenchmarks (sources).";
   return p;
 }
 
@@ -127,12 +130,13 @@ HardwareProfile h200_sxm_141gb() {
   set_hopper_sxm_peaks(p);
   p.memory_bandwidth = 4.8e12;  // datasheet: 4.8 TB/s (H200 SXM)
   p.memory_capacity = 141 * kGiB;
+  set_published_efficiencies(p, PublishedGpu::kH200);
   p.source =
       "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column): BF16 1,979 TFLOPS with sparsity "
       "(dense is half, same tensor peaks as H100 SXM, so the Hopper whitepaper's dense H100 SXM5 "
       "figures are used), 141GB HBM3e, 4.8 TB/s, NVLink 900 GB/s; DGX H200: 8 GPUs per node, "
-      "8x 400 Gb/s NDR InfiniBand (ConnectX-7) compute ports. Latencies and efficiency tables "
-      "are assumed.";
+      "8x 400 Gb/s NDR InfiniBand (ConnectX-7) compute ports. Latencies are assumed; the "
+      "efficiencies come from published microbenchmarks (sources).";
   return p;
 }
 
@@ -156,6 +160,28 @@ double HardwareProfile::gemm_time(double flops, std::string_view precision) cons
   if (!(flops > 0)) return 0.0;
   const EfficiencyTable& table = precision == "fp8" && !gemm_fp8.empty() ? gemm_fp8 : gemm;
   return flops / (*peak * table.at(flops));
+}
+
+double HardwareProfile::gemm_time(const GemmShape& shape, std::string_view precision, int sms_taken) const {
+  const double fraction = gemm_model.empty() ? 0.0 : gemm_model.fraction(precision);
+  if (fraction <= 0) return gemm_time(shape.flops(), precision);
+  const auto peak = peak_flops(precision);
+  if (!peak) {
+    throw std::invalid_argument("hardware profile " + name + " has no " + std::string(precision) + " peak");
+  }
+  if (!(shape.flops() > 0)) return 0.0;
+  // The operands stream at the memory table's large-kernel rate: the ramp below it is a small
+  // kernel's fixed cost, which kernel_overhead already charges.
+  const double streaming = memory.empty() ? 1.0 : memory.points().back().fraction;
+  return gemm_model.time(gemm_model.compute_time(shape, *peak * sustained_clock, fraction, sms_taken),
+                         GemmModel::operand_bytes(shape, precision) / (memory_bandwidth * streaming));
+}
+
+double HardwareProfile::attention_time(double flops, double seq, bool backward) const {
+  if (attention_forward.empty()) return gemm_time(flops, "bf16");
+  if (!(flops > 0)) return 0.0;
+  return flops /
+         (*peak_flops("bf16") * sustained_clock * (backward ? attention_backward : attention_forward).at(seq));
 }
 
 double HardwareProfile::memory_time(double bytes) const {
@@ -186,6 +212,7 @@ std::string validate_hardware_profile(const HardwareProfile& p) {
     if (!positive_finite(flops)) return who + precision + " peak must be finite and > 0";
   }
   if (!positive_finite(p.memory_bandwidth)) return who + "memory_bandwidth must be finite and > 0";
+  if (!(p.sustained_clock > 0 && p.sustained_clock <= 1)) return who + "sustained_clock must be in (0, 1]";
   if (p.memory_capacity <= 0) return who + "memory_capacity must be > 0";
   if (p.devices_per_node < 1) return who + "devices_per_node must be >= 1";
   if (!positive_finite(p.intra_node_bandwidth)) {
@@ -227,6 +254,9 @@ const HardwareProfile* find_hardware_preset(std::string_view name) {
 
 std::string HardwareProfile::provenance() const {
   if (efficiency_assumed) return "datasheet only (assumed)";
+  if (efficiency_published) {
+    return "published microbenchmarks (" + std::to_string(sources.size()) + (sources.size() == 1 ? " source)" : " sources)");
+  }
   return "measured on this machine (ppsim-calibrate" + (calibrated_on.empty() ? std::string() : ", " + calibrated_on) + ")";
 }
 

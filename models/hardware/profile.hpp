@@ -20,6 +20,7 @@
 
 #include "models/hardware/collectives.hpp"
 #include "models/hardware/efficiency.hpp"
+#include "models/hardware/gemm_model.hpp"
 
 namespace ppsim {
 
@@ -44,7 +45,19 @@ struct HardwareProfile {
   // By FLOPs of one FP8 GEMM (Transformer Engine's linear layers under --precision fp8); empty: the
   // gemm table at the fp8 peak.
   EfficiencyTable gemm_fp8;
+  // GEMMs by shape (gemm_model.hpp); when set it times every GEMM whose shape is known, and the two
+  // FLOP-keyed tables above only what has no shape.
+  GemmModel gemm_model;
   EfficiencyTable memory;      // by bytes moved by one memory-bound kernel
+  // Fused (flash) attention's achieved fraction of the bf16 peak by sequence length, forward and
+  // backward, counting FLOPs as the FlashAttention benchmarks do (causal: half the square; backward
+  // 2.5x forward); empty: the gemm table at those FLOPs.
+  EfficiencyTable attention_forward;
+  EfficiencyTable attention_backward;
+  // The share of the clock the compute microbenchmarks above ran at that a GPU holds through hours of
+  // training at its power limit: the shape model's GEMMs and the attention tables scale by it
+  // (memory-bound kernels, links and the FLOP-keyed tables do not). 1 where nothing is published.
+  double sustained_clock = 1.0;
   EfficiencyTable intra_link;  // by bytes of one message
   EfficiencyTable inter_link;  // by bytes of one message
 
@@ -70,15 +83,24 @@ struct HardwareProfile {
 
   std::string source;               // where the peaks come from
   bool efficiency_assumed = false;  // the tables are guesses, not measurements
+  // The published kernel measurements the efficiencies come from, one citation each (repository,
+  // file and commit, table or figure); non-empty only when `efficiency_published`.
+  std::vector<std::string> sources;
+  // The efficiencies come from measurements others published (the presets), not from this machine.
+  bool efficiency_published = false;
   bool latency_assumed = false;     // the latencies are typical figures, not measurements
   // When the tables were measured here: the date of ppsim-calibrate's run, from the profile's
   // calibration record ("" when the profile has none).
   std::string calibrated_on;
 
   // Where this profile's kernel efficiencies come from (DESIGN.md, "profile provenance"), as every
-  // result built on it says under mfu and step_time: "datasheet only (assumed)", or "measured on
-  // this machine (ppsim-calibrate, DATE)".
+  // result built on it says under mfu and step_time: "datasheet only (assumed)", "published
+  // microbenchmarks (N sources)", or "measured on this machine (ppsim-calibrate, DATE)".
   std::string provenance() const;
+  // The profile file's "efficiency" marker for the same: "assumed", "published" or "measured".
+  const char* efficiency_marker() const {
+    return efficiency_assumed ? "assumed" : efficiency_published ? "published" : "measured";
+  }
 
   // Dense peak for `precision`, or nothing when the device has no such peak.
   std::optional<double> peak_flops(std::string_view precision) const;
@@ -88,6 +110,15 @@ struct HardwareProfile {
   // std::invalid_argument when the profile has no peak for `precision`. flops <= 0 takes 0 s.
   double gemm_time(double flops) const;
   double gemm_time(double flops, std::string_view precision) const;
+  // Seconds for one GEMM of this shape: the shape model when the profile has one (and a fraction for
+  // `precision`), else the FLOP-keyed table at the shape's FLOPs.
+  // `sms_taken` SMs busy with an overlapped collective leave the GEMM the rest (its tiles run in more
+  // waves); they cost nothing without a shape model, which is where the SM count comes from.
+  double gemm_time(const GemmShape& shape, std::string_view precision, int sms_taken = 0) const;
+
+  // Seconds of fused causal attention of `flops` (as counted above) over sequences of `seq` tokens:
+  // flops / (bf16 peak * table.at(seq)), or the gemm table without attention tables.
+  double attention_time(double flops, double seq, bool backward) const;
 
   // Seconds for a memory-bound kernel that moves `bytes`: bytes / (bandwidth * memory.at(bytes)).
   double memory_time(double bytes) const;

@@ -21,6 +21,62 @@ bool assumed_marker(const JsonFields& fields, std::string_view key) {
   fields.fail(key, "must be \"assumed\" or \"measured\", got \"" + marker + "\"");
 }
 
+// The efficiency marker also takes "published": measured by others, each source cited in `sources`.
+struct EfficiencyOrigin {
+  bool assumed = false;
+  bool published = false;
+};
+EfficiencyOrigin efficiency_origin(const JsonFields& fields) {
+  const std::string marker = fields.string("efficiency");
+  if (marker == "assumed") return {true, false};
+  if (marker == "measured") return {false, false};
+  if (marker == "published") return {false, true};
+  fields.fail("efficiency", "must be \"assumed\", \"measured\" or \"published\", got " + quoted_excerpt(marker));
+}
+
+// "sources": a non-empty list of citations (strings).
+std::vector<std::string> sources_from_json(const JsonFields& fields) {
+  const nlohmann::json& list = fields.at("sources");
+  if (!list.is_array() || list.empty()) fields.fail("sources", "must be a non-empty list of citations (strings)");
+  std::vector<std::string> sources;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string() || list[i].get<std::string>().empty()) {
+      throw JsonInputError(fields.origin() + ": " + fields.path_of("sources") + "[" + std::to_string(i) +
+                           "]: must be a citation (a non-empty string), got " + json_excerpt(list[i]));
+    }
+    sources.push_back(list[i].get<std::string>());
+  }
+  return sources;
+}
+
+// "gemm_model": {"sm_count": 132, "tile": [128, 256], "min_split_k": 2048, "kernel_overhead": 3e-6,
+//                "peak_fraction": {"bf16": 0.85, ...}} (models/hardware/gemm_model.hpp).
+GemmModel gemm_model_from_json(const JsonFields& fields, const HardwareProfile& profile) {
+  const JsonFields model = fields.object("gemm_model");
+  model.refuse_unknown({"sm_count", "tile", "min_split_k", "kernel_overhead", "peak_fraction"});
+  GemmModel gemm;
+  gemm.sm_count = static_cast<int>(model.integer("sm_count", 1, 1 << 16));
+  const nlohmann::json& tile = model.at("tile");
+  const auto whole = [](const nlohmann::json& v) {
+    return v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= 4096;
+  };
+  if (!tile.is_array() || tile.size() != 2 || !whole(tile[0]) || !whole(tile[1])) {
+    model.fail("tile", "must be [rows, cols], two whole numbers from 1 to 4096, got " + json_excerpt(tile));
+  }
+  gemm.tile_rows = static_cast<double>(tile[0].get<std::int64_t>());
+  gemm.tile_cols = static_cast<double>(tile[1].get<std::int64_t>());
+  gemm.min_split_k = model.number_in("min_split_k", 1, 1e9);
+  gemm.kernel_overhead = model.number_in("kernel_overhead", 0, 1);
+  const JsonFields fractions = model.object("peak_fraction");
+  for (const auto& item : model.at("peak_fraction").items()) {
+    const std::string& precision = item.key();
+    if (!profile.peak_flops(precision)) fractions.fail(precision, "has no peak in dense_peak_flops");
+    gemm.peak_fraction[precision] = fractions.number_in(precision, 1e-3, 1);
+  }
+  if (gemm.peak_fraction.empty()) model.fail("peak_fraction", "needs at least one precision");
+  return gemm;
+}
+
 // A non-empty list of [size, value] pairs of numbers with strictly increasing sizes, at `path`.
 std::vector<std::pair<double, double>> pairs_from_json(const nlohmann::json& rows, const std::string& origin,
                                                        const std::string& path, std::string_view pair) {
@@ -96,7 +152,8 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
   const JsonFields fields(json, origin, "$");
   fields.refuse_unknown({"name", "source", "units", "datasheet", "dense_peak_flops", "memory_bandwidth",
                          "memory_capacity", "devices_per_node", "intra_node", "inter_node", "latency", "efficiency",
-                         "efficiency_note", "efficiency_tables", "collectives", "calibration", "host_link", "crc32_rate", "variability"});
+                         "efficiency_note", "efficiency_tables", "collectives", "calibration", "host_link", "crc32_rate", "variability",
+                         "sources", "gemm_model", "sustained_clock"});
   LoadedProfile loaded;
   HardwareProfile& p = loaded.profile;
   p.name = fields.string("name");
@@ -133,15 +190,33 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
     if (variability.has("link")) p.link_variability = variability.number_in("link", 0, kMaxVariation);
   }
   p.latency_assumed = assumed_marker(fields, "latency");
-  p.efficiency_assumed = assumed_marker(fields, "efficiency");
+  const EfficiencyOrigin origin_of_efficiency = efficiency_origin(fields);
+  p.efficiency_assumed = origin_of_efficiency.assumed;
+  p.efficiency_published = origin_of_efficiency.published;
+  if (p.efficiency_published) {
+    p.sources = sources_from_json(fields);
+  } else if (fields.has("sources")) {
+    fields.fail("sources", "is for \"efficiency\": \"published\" profiles (their citations)");
+  }
+  if (fields.has("gemm_model")) p.gemm_model = gemm_model_from_json(fields, p);
+  if (fields.has("sustained_clock")) p.sustained_clock = fields.number_in("sustained_clock", 1e-3, 1);
   const JsonFields tables = fields.object("efficiency_tables");
-  tables.refuse_unknown({"gemm", "gemm_fp8", "memory", "intra_link", "inter_link"});
+  tables.refuse_unknown(
+      {"gemm", "gemm_fp8", "memory", "intra_link", "inter_link", "attention_forward", "attention_backward"});
   p.gemm = table_from_json(tables, "gemm");
   if (tables.has("gemm_fp8")) {
     if (!p.peak_flops("fp8")) tables.fail("gemm_fp8", "needs an fp8 peak in dense_peak_flops");
     p.gemm_fp8 = table_from_json(tables, "gemm_fp8");
   }
   p.memory = table_from_json(tables, "memory");
+  if (tables.has("attention_forward") != tables.has("attention_backward")) {
+    tables.fail(tables.has("attention_forward") ? "attention_backward" : "attention_forward",
+                "is missing: the fused-attention tables come as a pair");
+  }
+  if (tables.has("attention_forward")) {
+    p.attention_forward = table_from_json(tables, "attention_forward");
+    p.attention_backward = table_from_json(tables, "attention_backward");
+  }
   p.intra_link = table_from_json(tables, "intra_link");
   p.inter_link = table_from_json(tables, "inter_link");
   if (fields.has("collectives")) p.collectives = collectives_from_json(fields);
@@ -166,8 +241,8 @@ nlohmann::ordered_json hardware_profile_to_json(const HardwareProfile& profile,
   out["source"] = profile.source;
   out["units"] =
       "FLOP/s, bytes/s, bytes, seconds; bandwidths are per GPU and per direction; efficiency tables are [size, "
-      "achieved fraction of peak] with size in FLOPs of one GEMM (gemm), bytes moved by one kernel (memory) or bytes "
-      "of one message (links)";
+      "achieved fraction of peak] with size in FLOPs of one GEMM (gemm), bytes moved by one kernel (memory), bytes "
+      "of one message (links) or tokens per sequence (attention_forward and attention_backward, of the bf16 peak)";
   nlohmann::ordered_json peaks = nlohmann::ordered_json::object();
   for (const auto& [precision, flops] : profile.dense_peak_flops) peaks[precision] = flops;
   out["dense_peak_flops"] = peaks;
@@ -187,11 +262,27 @@ nlohmann::ordered_json hardware_profile_to_json(const HardwareProfile& profile,
                           {"link", profile.link_variability}};
   }
   out["latency"] = profile.latency_assumed ? "assumed" : "measured";
-  out["efficiency"] = profile.efficiency_assumed ? "assumed" : "measured";
+  out["efficiency"] = profile.efficiency_marker();
+  if (profile.efficiency_published) out["sources"] = profile.sources;
+  if (profile.sustained_clock != 1.0) out["sustained_clock"] = profile.sustained_clock;
+  if (!profile.gemm_model.empty()) {
+    const GemmModel& g = profile.gemm_model;
+    nlohmann::ordered_json fractions = nlohmann::ordered_json::object();
+    for (const auto& [precision, fraction] : g.peak_fraction) fractions[precision] = fraction;
+    out["gemm_model"] = {{"sm_count", g.sm_count},
+                         {"tile", {static_cast<std::int64_t>(g.tile_rows), static_cast<std::int64_t>(g.tile_cols)}},
+                         {"min_split_k", g.min_split_k},
+                         {"kernel_overhead", g.kernel_overhead},
+                         {"peak_fraction", fractions}};
+  }
   nlohmann::ordered_json tables;
   tables["gemm"] = table_to_json(profile.gemm);
   if (!profile.gemm_fp8.empty()) tables["gemm_fp8"] = table_to_json(profile.gemm_fp8);
   tables["memory"] = table_to_json(profile.memory);
+  if (!profile.attention_forward.empty()) {
+    tables["attention_forward"] = table_to_json(profile.attention_forward);
+    tables["attention_backward"] = table_to_json(profile.attention_backward);
+  }
   tables["intra_link"] = table_to_json(profile.intra_link);
   tables["inter_link"] = table_to_json(profile.inter_link);
   out["efficiency_tables"] = tables;

@@ -39,6 +39,12 @@ std::vector<double> buckets_of(const TransformerCostModel& model, int stage) {
 
 }  // namespace
 
+int data_parallel_ranks_per_node(const TransformerSetup& setup) {
+  // t ranks apart, so a node of n GPUs holds n / t of the group's d ranks (at least one).
+  const int per_node = setup.hardware.devices_per_node / std::max(1, setup.layout.tensor_parallel);
+  return std::clamp(per_node, 1, std::max(1, setup.layout.data_parallel));
+}
+
 bool data_parallel_crosses_nodes(const TransformerSetup& setup) {
   // Data-parallel ranks of one pipeline device are t ranks apart (Megatron's order: tp, dp, pp), so
   // the d-way ring stays inside a node when t * d GPUs fit in one.
@@ -46,17 +52,27 @@ bool data_parallel_crosses_nodes(const TransformerSetup& setup) {
 }
 
 double gradient_reduce_time(const TransformerSetup& setup, double parameters) {
-  // fp32 main gradients (Megatron reduces in fp32 with bf16: accumulate_allreduce_grads_in_fp32),
-  // reduce-scattered with the distributed optimizer, all-reduced (two ring phases) without.
+  // The gradient buffer's dtype (gradient_bytes: fp32 by default with bf16, Megatron's
+  // accumulate_allreduce_grads_in_fp32), reduce-scattered with the distributed optimizer,
+  // all-reduced (two ring phases) without.
   return collective_time(setup.hardware,
                          setup.layout.distributed_optimizer ? Collective::kReduceScatter : Collective::kAllReduce,
-                         kGradientBytes * parameters, setup.layout.data_parallel, data_parallel_crosses_nodes(setup));
+                         gradient_bytes(setup.layout) * parameters, setup.layout.data_parallel, data_parallel_crosses_nodes(setup),
+                         data_parallel_ranks_per_node(setup));
 }
 
-double parameter_gather_time(const TransformerSetup& setup, double parameters) {
-  // The distributed optimizer's all-gather of the updated bf16 parameters: one ring phase.
-  return collective_time(setup.hardware, Collective::kAllGather, kParameterBytes * parameters,
-                         setup.layout.data_parallel, data_parallel_crosses_nodes(setup));
+double parameter_gather_time(const TransformerSetup& setup, double parameters, double fp8_share) {
+  // The distributed optimizer's all-gather of the updated parameters, one ring phase: bf16, and FP8
+  // for FP8 parameters (Megatron's --fp8-param-gather: "perform the param all-gather in fp8").
+  const double bytes = parameters * (kParameterBytes * (1 - fp8_share) + kFp8ParameterBytes * fp8_share);
+  return collective_time(setup.hardware, Collective::kAllGather, bytes, setup.layout.data_parallel,
+                         data_parallel_crosses_nodes(setup), data_parallel_ranks_per_node(setup));
+}
+
+double collective_contention(const HardwareProfile& profile, double overlapped_seconds) {
+  if (profile.gemm_model.empty() || !(overlapped_seconds > 0)) return 0;
+  return overlapped_seconds * std::min(kDataParallelCollectiveSms, profile.gemm_model.sm_count) /
+         profile.gemm_model.sm_count;
 }
 
 double default_bucket_parameters(int data_parallel) {
@@ -108,7 +124,15 @@ DeviceCollectives device_collectives(const TransformerCostModel& model, int devi
     bucket.end = bucket.start + gradient_reduce_time(setup, bucket.parameters);
     stream_free = bucket.end;
   }
-  if (!out.reduce.empty()) out.reduce_end = std::max(device_end, out.reduce.back().end);
+  // Buckets reduced while the device still computes slow that compute down; the loss delays the
+  // device's last op and everything queued after it.
+  double beside_compute = 0;
+  for (const BucketCollective& bucket : out.reduce) {
+    beside_compute += std::max(0.0, std::min(bucket.end, device_end) - bucket.start);
+  }
+  const double reduce_contention = collective_contention(setup.hardware, beside_compute);
+  out.contention = reduce_contention;
+  if (!out.reduce.empty()) out.reduce_end = std::max(device_end, out.reduce.back().end) + reduce_contention;
   out.reduce_exposed = out.reduce_end - device_end;
 
   // The next step's parameter all-gather, overlapped with its first forwards: each chunk's first
@@ -116,6 +140,7 @@ DeviceCollectives device_collectives(const TransformerCostModel& model, int devi
   // dispatches bucket k + 1 (_ParamAndGradBucketGroup.finish_param_sync), which the forward reaches
   // after bucket k's share of its time. Forward order is the reverse of the gradient buckets'.
   if (layout.distributed_optimizer && layout.overlap_param_gather) {
+    const double fp8_share = fp8_parameter_share(setup.layout, model.static_memory()[static_cast<std::size_t>(device)]);
     std::vector<int> forward_order = chunks;
     std::stable_sort(forward_order.begin(), forward_order.end(), [&](int a, int b) {
       return stages[static_cast<std::size_t>(a)].first_forward < stages[static_cast<std::size_t>(b)].first_forward;
@@ -134,7 +159,7 @@ DeviceCollectives device_collectives(const TransformerCostModel& model, int devi
         const double need = first + shift + forward * (before / total);
         if (k == 0) dispatch = need;
         BucketCollective gather{stage, buckets[k], dispatch, std::max(dispatch, stream), 0};
-        gather.end = gather.start + parameter_gather_time(setup, buckets[k]);
+        gather.end = gather.start + parameter_gather_time(setup, buckets[k], fp8_share);
         stream = gather.end;
         const double wait = std::max(0.0, gather.end - need);
         shift += wait;
@@ -143,7 +168,12 @@ DeviceCollectives device_collectives(const TransformerCostModel& model, int devi
         out.gather.push_back(gather);
       }
     }
-    out.gather_exposed = shift;
+    // Every all-gather runs beside the next step's forwards, which it slows.
+    double gathering = 0;
+    for (const BucketCollective& gather : out.gather) gathering += gather.end - gather.start;
+    const double gather_contention = collective_contention(setup.hardware, gathering);
+    out.contention += gather_contention;
+    out.gather_exposed = shift + gather_contention;
   }
   return out;
 }

@@ -47,14 +47,29 @@ struct DeviceCollectives {
   double reduce_exposed = 0;             // reduce_end past the device's last op
   std::vector<BucketCollective> gather;  // with overlap_param_gather: the next step's all-gathers
   double gather_exposed = 0;             // how late the latest bucket is for its forward
+  // Compute time lost to the SMs the overlapped collectives took while they ran beside it
+  // (kDataParallelCollectiveSms): in reduce_end and gather_exposed already.
+  double contention = 0;
 };
 
-// Whether a device's d-way data-parallel ring leaves its node.
+// SMs a data-parallel collective's NCCL kernel occupies while it overlaps compute: 16, the figure
+// Megatron-Bridge's performance guide gives for DP collectives on H100 ("#SM for DP collectives =
+// 16", docs/performance-guide.md, the NVTE_*_LAYERNORM_SM_MARGIN advice); NCCL's NVLS also runs 16
+// channels (one CTA each) on Hopper (src/transport/nvls.cc, NVLS_NCHANNELS_SM90). For `seconds` of a
+// collective beside compute on a GPU of `sm_count` SMs, the compute loses seconds * 16 / sm_count
+// (its work runs on the other SMs meanwhile); 0 without an SM count (no GEMM shape model).
+inline constexpr int kDataParallelCollectiveSms = 16;
+double collective_contention(const HardwareProfile& profile, double overlapped_seconds);
+
+// Whether a device's d-way data-parallel ring leaves its node, and how many of the group's ranks
+// share a node (the rings that run through that many NICs at once; pass_costs.hpp).
 bool data_parallel_crosses_nodes(const TransformerSetup& setup);
+int data_parallel_ranks_per_node(const TransformerSetup& setup);
 // Seconds of one collective over the d data-parallel ranks of `parameters`' gradients (reduce-scatter
-// with the distributed optimizer, all-reduce without) and of their bf16 all-gather.
+// with the distributed optimizer, all-reduce without) and of their all-gather: bf16, except the
+// `fp8_share` of them that are FP8 parameters under --fp8-param-gather (1 byte each).
 double gradient_reduce_time(const TransformerSetup& setup, double parameters);
-double parameter_gather_time(const TransformerSetup& setup, double parameters);
+double parameter_gather_time(const TransformerSetup& setup, double parameters, double fp8_share = 0);
 
 // Megatron's default bucket size in parameters for d data-parallel ranks: max(40M, 1M * d).
 double default_bucket_parameters(int data_parallel);

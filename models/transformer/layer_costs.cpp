@@ -82,14 +82,18 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
   // Korthikanti's count assumes dropout; a model trained without it keeps no 1-byte masks and its
   // softmax output is the context product's input (2as instead of 5as).
   const bool dropout = arch.dropout > 0;
+  // A linear layer's saved input: bf16, or its FP8 cast under FP8.
+  const double gemm_input = layout.fp8 ? 1 : 2;
   const double replicated = 2 * h + 2 * h             // inputs of the two norms
-                            + 2 * h                   // QKV GEMM input
-                            + 2 * h                   // MLP first GEMM input
+                            + gemm_input * h          // QKV GEMM input
+                            + gemm_input * h          // MLP first GEMM input
                             + (dropout ? h + h : 0);  // attention-output and MLP-output dropout masks
-  const double mlp_split = arch.gated_mlp ? 2 * f + 2 * f + 2 * f : 2 * f + 2 * f;
+  // The MLP keeps the activation function's input (gated: gate and up outputs) in bf16 and the last
+  // GEMM's input as that GEMM saves it.
+  const double mlp_split = (arch.gated_mlp ? 2 * f + 2 * f : 2 * f) + gemm_input * f;
   const double split = (2 * h + 2 * kv)  // Q and K for the scores
                        + 2 * kv          // V for the context product
-                       + 2 * h           // output projection input
+                       + 2 * h + (layout.fp8 ? gemm_input * h : 0)  // attention output (+ its FP8 copy)
                        + mlp_split;
   // Softmax output 2as, dropout mask as, dropout output 2as per token (a = heads).
   const bool keeps_scores = layout.recompute == Recompute::kNone && !layout.flash_attention;
@@ -107,16 +111,17 @@ double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLay
   const double f = as_double(arch.ffn_hidden);
   const double kv = kv_width(arch);
 
-  // GEMM inputs and output gradients W still reads (2 bytes each), per token.
-  const double replicated = 2 * h                           // QKV input
-                            + 2 * h                         // MLP first GEMM input
-                            + 2 * h                         // output projection output gradient
-                            + 2 * h;                        // MLP last GEMM output gradient
-  const double split = 2 * h                                // output projection input
-                       + 2 * f                              // MLP last GEMM input
-                       + 2 * (h + 2 * kv)                   // QKV output gradient
-                       + 2 * (arch.gated_mlp ? 2 * f : f);  // MLP first GEMM output gradient
-  return tokens * (replicated / (layout.sequence_parallel ? t : 1) + split / t);
+  // GEMM inputs and output gradients W still reads (2 bytes each, 1 under FP8), per token.
+  const double replicated = h                           // QKV input
+                            + h                         // MLP first GEMM input
+                            + h                         // output projection output gradient
+                            + h;                        // MLP last GEMM output gradient
+  const double split = h                                // output projection input
+                       + f                              // MLP last GEMM input
+                       + (h + 2 * kv)                   // QKV output gradient
+                       + (arch.gated_mlp ? 2 * f : f);  // MLP first GEMM output gradient
+  const double element = layout.fp8 ? 1 : 2;
+  return tokens * element * (replicated / (layout.sequence_parallel ? t : 1) + split / t);
 }
 
 }  // namespace ppsim

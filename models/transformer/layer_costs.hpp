@@ -80,6 +80,9 @@ struct ActivationLayout {
   bool sequence_parallel = false;  // shard the t-replicated parts (norms, dropouts) over the sequence
   Recompute recompute = Recompute::kNone;
   bool flash_attention = false;  // fused attention keeps no s x s tensors
+  // FP8 linear layers (Transformer Engine): what they save for the backward is their FP8 input
+  // (see activation_bytes_per_layer).
+  bool fp8 = false;
 };
 
 // Bytes of activations one layer stashes per micro-batch per tensor-parallel rank between its
@@ -113,7 +116,8 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
 // and last-MLP inputs); the QKV and first-MLP inputs and the row-parallel output gradients are
 // replicated unless sequence parallel. Plain GPT with t: sbh(8 + 24/t). With full recomputation the
 // layer is recomputed before I, so W's needs are the same as without it. (Our derivation; Qi et al.
-// give only the t = 1 figure.)
+// give only the t = 1 figure.) Under FP8 the weight-gradient GEMMs read the FP8 casts of both, the
+// inputs saved in the forward and the output gradients cast in I: 1 byte each.
 double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout);
 
 }  // namespace ppsim

@@ -42,8 +42,21 @@ LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout) {
 // its own modules' GEMMs in FP8 (transformer_engine/pytorch/fp8.py, fp8_autocast around the
 // transformer layers): the attention core stays in bf16 (DotProductAttention, fp8_dpa off by
 // default), and so does Megatron's output layer, a tensor_parallel.ColumnParallelLinear outside TE.
-double gemm(const HardwareProfile& profile, const TrainingLayout& layout, double rows, double inner, double cols) {
-  return profile.gemm_time(2 * rows * inner * cols, layout.precision);
+enum class Pass { kForward, kInputGrad, kWeightGrad };
+
+// The GEMM of a linear layer that maps T tokens' `inner`-wide input to a `cols`-wide output, as each
+// pass runs it: F is X.W (T x inner by inner x cols); I is dY.W^T (T x cols by cols x inner); W is
+// X^T.dY (inner x T by T x cols). Same FLOPs, different shapes: W's long dimension is the inner one.
+GemmShape linear_shape(double tokens, double inner, double cols, Pass pass) {
+  switch (pass) {
+    case Pass::kForward:
+      return {tokens, inner, cols};
+    case Pass::kInputGrad:
+      return {tokens, cols, inner};
+    case Pass::kWeightGrad:
+      return {inner, tokens, cols};
+  }
+  return {tokens, inner, cols};
 }
 
 // The four linear layers of a layer on one rank, in Megatron's column/row-parallel split: each
@@ -61,11 +74,32 @@ std::array<Linear, 4> linears(const LayerShape& x) {
            {x.ffn / x.t, x.hidden}}};
 }
 
-// Seconds of each linear's GEMM (the same FLOPs in F, I and W).
-std::array<double, 4> linear_times(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
+// SMs an overlapped tensor-parallel collective takes from each linear's GEMM under --tp-comm-overlap,
+// as Transformer Engine's userbuffers assign them by default (transformer_engine/pytorch/module/
+// base.py, initialize_ub, get_default_config): the "pipeline" and "bulk" overlaps take num_sm = 16
+// SMs with set_sm_margin, so the GEMM runs on the rest (common/comm_gemm_overlap/
+// comm_gemm_overlap.cpp, CommOverlapCore: _math_sms = sm_count - num_comm_sm); "ring_exchange"
+// takes 1 SM and no margin (the copy engines move the data) and "external" none. By GEMM, in the
+// order QKV, projection, MLP-in (fc1), MLP-out (fc2): F runs qkv and fc1 by ring exchange and proj
+// and fc2 pipelined; I runs qkv and fc1 in bulk and proj and fc2 by ring exchange; W runs qkv and fc1
+// in bulk and proj and fc2 external.
+constexpr int kUserbufferSms = 16;
+std::array<int, 4> userbuffer_sms(Pass pass) {
+  if (pass == Pass::kForward) return {0, kUserbufferSms, 0, kUserbufferSms};
+  return {kUserbufferSms, 0, kUserbufferSms, 0};
+}
+
+// Seconds of each linear's GEMM in `pass`, on the SMs an overlapped collective leaves it.
+std::array<double, 4> linear_times(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout,
+                                   Pass pass) {
   std::array<double, 4> times{};
   const std::array<Linear, 4> shapes = linears(x);
-  for (std::size_t i = 0; i < 4; ++i) times[i] = gemm(profile, layout, x.tokens, shapes[i].inner, shapes[i].cols);
+  const bool overlapped = layout.tp_comm_overlap && x.sequence_parallel;
+  const std::array<int, 4> taken = overlapped ? userbuffer_sms(pass) : std::array<int, 4>{};
+  for (std::size_t i = 0; i < 4; ++i) {
+    times[i] =
+        profile.gemm_time(linear_shape(x.tokens, shapes[i].inner, shapes[i].cols, pass), layout.precision, taken[i]);
+  }
   return times;
 }
 
@@ -90,9 +124,9 @@ double fp8_casts(const LayerShape& x, const HardwareProfile& profile, const Trai
   return seconds;
 }
 
-// The four weight GEMMs of a layer; F, I and W each run them once (transposed for I and W).
-double weight_gemms(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
-  const std::array<double, 4> times = linear_times(x, profile, layout);
+// The four weight GEMMs of a layer in one pass; F, I and W each run them once (transposed for I and W).
+double weight_gemms(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout, Pass pass) {
+  const std::array<double, 4> times = linear_times(x, profile, layout, pass);
   return times[0] + times[1] + times[2] + times[3];
 }
 
@@ -103,20 +137,35 @@ double attention_product_flops(const LayerShape& x) { return 2 * x.batch * x.seq
 // Elements of the s x s score tensors on this rank.
 double score_elements(const LayerShape& x) { return x.batch * (x.heads / x.t) * x.seq * x.seq; }
 
+// The unfused attention's products are batched GEMMs, one per sequence and head (b * a/t of them),
+// timed as one GEMM with the batch folded into the rows: the scores Q.K^T (s x d by d x s) and
+// the products with an s-wide inner dimension (P.V, and in the backward dV, dQ and dK).
+GemmShape scores_shape(const LayerShape& x) {
+  const double d = x.hidden / x.heads;
+  return {x.batch * (x.heads / x.t) * x.seq, d, x.seq};
+}
+GemmShape long_inner_shape(const LayerShape& x) {
+  const double d = x.hidden / x.heads;
+  return {x.batch * (x.heads / x.t) * x.seq, x.seq, d};
+}
+
 double attention_forward(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
   if (x.flash) {
     // One fused kernel: two products over the unmasked half of the causal square.
-    return profile.gemm_time(2 * attention_product_flops(x) * 0.5, non_linear_precision(layout));
+    return profile.attention_time(2 * attention_product_flops(x) * 0.5, x.seq, false);
   }
-  return 2 * profile.gemm_time(attention_product_flops(x), non_linear_precision(layout));
+  const std::string_view precision = non_linear_precision(layout);
+  return profile.gemm_time(scores_shape(x), precision) + profile.gemm_time(long_inner_shape(x), precision);
 }
 
 double attention_backward(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
   if (x.flash) {
     // Recomputed scores, then dV, dP, dQ and dK: five products over the unmasked half.
-    return profile.gemm_time(5 * attention_product_flops(x) * 0.5, non_linear_precision(layout));
+    return profile.attention_time(5 * attention_product_flops(x) * 0.5, x.seq, true);
   }
-  return 4 * profile.gemm_time(attention_product_flops(x), non_linear_precision(layout));
+  // dP = dO.V^T has the scores' shape; dV, dQ and dK the context product's.
+  const std::string_view precision = non_linear_precision(layout);
+  return profile.gemm_time(scores_shape(x), precision) + 3 * profile.gemm_time(long_inner_shape(x), precision);
 }
 
 double softmax_forward(const LayerShape& x, const HardwareProfile& profile) {
@@ -163,9 +212,10 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
     // split into chunks pipelined with the GEMM it feeds or drains (transformer_engine/pytorch/
     // module/base.py, initialize_ub; the AG before QKV and MLP-in, the RS after the attention output
     // and MLP-out), so only what that GEMM does not cover is paid. The same pairs serve I, transposed.
-    const double gather = collective_time(profile, Collective::kAllGather, bytes, t, inter);
-    const double scatter = collective_time(profile, Collective::kReduceScatter, bytes, t, inter);
-    const std::array<double, 4> gemms = linear_times(x, profile, layout);
+    const double gather = collective_time(profile, Collective::kAllGather, bytes, t, inter, tensor_parallel_ranks_per_node(profile, layout));
+    const double scatter = collective_time(profile, Collective::kReduceScatter, bytes, t, inter, tensor_parallel_ranks_per_node(profile, layout));
+    const std::array<double, 4> gemms =
+        linear_times(x, profile, layout, backward ? Pass::kInputGrad : Pass::kForward);
     // F: all-gathers before QKV and MLP-in, reduce-scatters after the attention output and MLP-out.
     // I runs the conjugates: a reduce-scatter after the QKV and MLP-in input gradients, an
     // all-gather of dY before the attention-output and MLP-out ones.
@@ -177,10 +227,10 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
     return exposed;
   }
   if (x.sequence_parallel) {
-    return 2 * (collective_time(profile, Collective::kReduceScatter, bytes, t, inter) +
-                collective_time(profile, Collective::kAllGather, bytes, t, inter));
+    return 2 * (collective_time(profile, Collective::kReduceScatter, bytes, t, inter, tensor_parallel_ranks_per_node(profile, layout)) +
+                collective_time(profile, Collective::kAllGather, bytes, t, inter, tensor_parallel_ranks_per_node(profile, layout)));
   }
-  return 2 * collective_time(profile, Collective::kAllReduce, bytes, t, inter);
+  return 2 * collective_time(profile, Collective::kAllReduce, bytes, t, inter, tensor_parallel_ranks_per_node(profile, layout));
 }
 
 }  // namespace
@@ -213,22 +263,31 @@ PassTimes PassTimes::scaled(double factor) const {
   return PassTimes{scale(forward), scale(input_grad), scale(weight_grad)};
 }
 
-double ring_collective_time(const HardwareProfile& profile, double bytes, int ranks, int phases, bool inter_node) {
+double ring_collective_time(const HardwareProfile& profile, double bytes, int ranks, int phases, bool inter_node,
+                            int ranks_per_node) {
   if (ranks <= 1 || bytes <= 0) return 0;
   const double chunk = bytes / ranks;
-  const double bandwidth = inter_node ? profile.inter_node_bandwidth : profile.intra_node_bandwidth;
+  const double nics = std::clamp(ranks_per_node, 1, std::max(1, profile.devices_per_node));
+  const double bandwidth = inter_node ? std::min(profile.intra_node_bandwidth, nics * profile.inter_node_bandwidth)
+                                      : profile.intra_node_bandwidth;
   const double latency = inter_node ? profile.inter_node_latency : profile.intra_node_latency;
   const double efficiency = (inter_node ? profile.inter_link : profile.intra_link).at(bytes);
   const double steps = static_cast<double>(phases) * (ranks - 1);
   return steps * (latency + chunk / (bandwidth * efficiency));
 }
 
-double collective_time(const HardwareProfile& profile, Collective op, double bytes, int ranks, bool inter_node) {
+double collective_time(const HardwareProfile& profile, Collective op, double bytes, int ranks, bool inter_node,
+                       int ranks_per_node) {
   if (ranks <= 1 || !(bytes > 0)) return 0;
   if (!inter_node) {
     if (const CollectiveTable* measured = profile.collective_table(op, ranks)) return measured->time(bytes);
   }
-  return ring_collective_time(profile, bytes, ranks, op == Collective::kAllReduce ? 2 : 1, inter_node);
+  return ring_collective_time(profile, bytes, ranks, op == Collective::kAllReduce ? 2 : 1, inter_node,
+                              ranks_per_node);
+}
+
+int tensor_parallel_ranks_per_node(const HardwareProfile& profile, const TrainingLayout& layout) {
+  return std::min(layout.tensor_parallel, profile.devices_per_node);
 }
 
 bool tensor_parallel_crosses_nodes(const HardwareProfile& profile, const TrainingLayout& layout) {
@@ -246,9 +305,10 @@ double sequence_parallel_backward_gathers(const LayerShape& x, const HardwarePro
                                           const TrainingLayout& layout) {
   if (!x.sequence_parallel || layout.tensor_parallel <= 1) return 0;
   const double gather = collective_time(profile, Collective::kAllGather, x.tokens * x.hidden * kActivationBytes,
-                                        layout.tensor_parallel, tensor_parallel_crosses_nodes(profile, layout));
-  // The QKV and MLP-in input-gradient GEMMs (the same FLOPs as their forwards) hide the gathers.
-  const std::array<double, 4> dgrads = linear_times(x, profile, layout);
+                                        layout.tensor_parallel, tensor_parallel_crosses_nodes(profile, layout),
+                                        tensor_parallel_ranks_per_node(profile, layout));
+  // The QKV and MLP-in input-gradient GEMMs hide the gathers.
+  const std::array<double, 4> dgrads = linear_times(x, profile, layout, Pass::kInputGrad);
   return std::max(0.0, gather - dgrads[0]) + std::max(0.0, gather - dgrads[2]);
 }
 
@@ -257,15 +317,13 @@ double sequence_parallel_backward_gathers(const LayerShape& x, const HardwarePro
 PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile) {
   const LayerShape x = shape_of(arch, layout);
   PassTimes times;
-  const double gemms = weight_gemms(x, profile, layout);
-
-  times.forward.gemm = gemms;
+  times.forward.gemm = weight_gemms(x, profile, layout, Pass::kForward);
   times.forward.attention = attention_forward(x, profile, layout);
   times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile) +
                          attention_dropout(x, profile) + fp8_casts(x, profile, layout, false);
   times.forward.collective = layer_collectives(x, profile, layout, false);
 
-  times.input_grad.gemm = gemms;
+  times.input_grad.gemm = weight_gemms(x, profile, layout, Pass::kInputGrad);
   times.input_grad.attention = attention_backward(x, profile, layout);
   times.input_grad.memory =
       layer_memory_kernels(x, profile, true) + softmax_backward(x, profile) + attention_dropout(x, profile) +
@@ -284,7 +342,7 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
       break;
   }
 
-  times.weight_grad.gemm = gemms;
+  times.weight_grad.gemm = weight_gemms(x, profile, layout, Pass::kWeightGrad);
   return times;
 }
 
@@ -299,7 +357,8 @@ PassTimes embedding_pass_times(const Architecture& arch, const TrainingLayout& l
   if (layout.tensor_parallel > 1) {
     times.forward.collective =
         collective_time(profile, x.sequence_parallel ? Collective::kReduceScatter : Collective::kAllReduce, full,
-                        layout.tensor_parallel, tensor_parallel_crosses_nodes(profile, layout));
+                        layout.tensor_parallel, tensor_parallel_crosses_nodes(profile, layout),
+                                        tensor_parallel_ranks_per_node(profile, layout));
   }
   // No input gradient to send; the weight gradient scatter-adds dY into the table's rows.
   times.weight_grad.memory = profile.memory_time(3 * full);
@@ -316,10 +375,12 @@ PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& lay
   // Final norm, then the logits GEMM T x h x V/t; its I and W run the same FLOPs.
   times.forward.memory = profile.memory_time(2 * r);
   times.input_grad.memory = profile.memory_time(3 * r);
-  const double head = profile.gemm_time(2 * x.tokens * x.hidden * vocab / x.t, non_linear_precision(layout));
-  times.forward.gemm = head;
-  times.input_grad.gemm = head;
-  times.weight_grad.gemm = head;
+  const std::string_view precision = non_linear_precision(layout);
+  times.forward.gemm = profile.gemm_time(linear_shape(x.tokens, x.hidden, vocab / x.t, Pass::kForward), precision);
+  times.input_grad.gemm =
+      profile.gemm_time(linear_shape(x.tokens, x.hidden, vocab / x.t, Pass::kInputGrad), precision);
+  times.weight_grad.gemm =
+      profile.gemm_time(linear_shape(x.tokens, x.hidden, vocab / x.t, Pass::kWeightGrad), precision);
   // Vocabulary-parallel cross-entropy (Megatron): read the bf16 logits, write and re-read an fp32
   // copy for the max and the exponentials, keep the fp32 softmax for the backward (2+4+4+4 bytes per
   // logit); the backward reads it and writes the bf16 gradient (4+2). Three all-reduces of T floats
@@ -328,16 +389,16 @@ PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& lay
   times.input_grad.memory += profile.memory_time(6 * logits);
   if (layout.tensor_parallel > 1) {
     times.forward.collective =
-        3 * collective_time(profile, Collective::kAllReduce, 4 * x.tokens, layout.tensor_parallel, inter);
+        3 * collective_time(profile, Collective::kAllReduce, 4 * x.tokens, layout.tensor_parallel, inter, tensor_parallel_ranks_per_node(profile, layout));
     // Sequence parallelism gathers the final norm's output before the head and scatters its
     // gradient after; without it the input gradient is all-reduced (the f operator's conjugate).
     const double full = x.tokens * x.hidden * kActivationBytes;
     times.forward.collective +=
-        x.sequence_parallel ? collective_time(profile, Collective::kAllGather, full, layout.tensor_parallel, inter)
+        x.sequence_parallel ? collective_time(profile, Collective::kAllGather, full, layout.tensor_parallel, inter, tensor_parallel_ranks_per_node(profile, layout))
                             : 0;
     times.input_grad.collective =
         collective_time(profile, x.sequence_parallel ? Collective::kReduceScatter : Collective::kAllReduce, full,
-                        layout.tensor_parallel, inter);
+                        layout.tensor_parallel, inter, tensor_parallel_ranks_per_node(profile, layout));
   }
   return times;
 }

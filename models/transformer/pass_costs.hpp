@@ -63,15 +63,24 @@ struct PassTimes {
 // chunk's: NCCL pipelines the steps of a ring, so its own cost model (src/graph/tuning.cc,
 // ncclTopoGetAlgoTime) is one latency per step plus nBytes over an algorithm bandwidth that does not
 // depend on the chunk, with the protocol (and so the achieved bandwidth) chosen by nBytes.
-double ring_collective_time(const HardwareProfile& profile, double bytes, int ranks, int phases, bool inter_node);
+// Across nodes, a group with `ranks_per_node` of its GPUs in each node runs that many rings at once,
+// each through its own GPU's NIC (rail-optimized nodes: one NIC per GPU), as NCCL builds one channel
+// per NIC (src/graph/search.cc); the ring then moves at ranks_per_node NICs' bandwidth, up to the
+// intra-node link's. NVIDIA's published multi-node bus bandwidths are that: "8x200Gbit/s IB cards
+// ... 192GB/s AllReduce BusBW" on DGX A100 (NVIDIA/nccl issue 812), 8 x 24 GB/s.
+double ring_collective_time(const HardwareProfile& profile, double bytes, int ranks, int phases, bool inter_node,
+                            int ranks_per_node = 1);
 
 // Seconds of `op` on a `bytes` tensor among `ranks` GPUs: from the profile's measured table for that
 // operation and group size when the group fits in a node and the profile has one (collectives.hpp),
 // otherwise derived as a ring (all-reduce two phases; reduce-scatter, all-gather and all-to-all one).
-double collective_time(const HardwareProfile& profile, Collective op, double bytes, int ranks, bool inter_node);
+double collective_time(const HardwareProfile& profile, Collective op, double bytes, int ranks, bool inter_node,
+                       int ranks_per_node = 1);
 
-// Whether the t ranks of one tensor-parallel group span more than one node.
+// Whether the t ranks of one tensor-parallel group span more than one node, and how many of them
+// share a node (all of a node's GPUs when it does).
 bool tensor_parallel_crosses_nodes(const HardwareProfile& profile, const TrainingLayout& layout);
+int tensor_parallel_ranks_per_node(const HardwareProfile& profile, const TrainingLayout& layout);
 
 PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
 PassTimes embedding_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);

@@ -7,6 +7,13 @@
 
 namespace ppsim {
 
+std::string grad_reduce_dtype(const TrainingLayout& layout) {
+  if (!layout.grad_reduce_dtype.empty()) return layout.grad_reduce_dtype;
+  return layout.precision == "fp16" ? "fp16" : "fp32";
+}
+
+double gradient_bytes(const TrainingLayout& layout) { return grad_reduce_dtype(layout) == "fp32" ? kGradientBytes : 2; }
+
 double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
                              bool single_stage) {
   const double t = tensor_parallel;
@@ -20,6 +27,11 @@ double stage_parameter_count(const Architecture& arch, const StageContents& stag
     if (!arch.tied_embeddings || !single_stage) count += table;
   }
   return count;
+}
+
+double fp8_parameter_share(const TrainingLayout& layout, const StaticMemory& device) {
+  if (!layout.fp8_param_gather || device.parameter_count <= 0) return 0;
+  return device.fp8_weight_count / device.parameter_count;
 }
 
 std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, const TrainingLayout& layout,
@@ -47,9 +59,12 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
       device.workspace = layout.workspace_bytes;
       continue;
     }
-    device.parameters =
-        std::llround(kParameterBytes * device.parameter_count + kFp8WeightCopyBytes * device.fp8_weight_count);
-    device.gradients = std::llround(kGradientBytes * device.parameter_count);
+    // FP8 parameters replace the bf16 weight and its cached FP8 copies with the FP8 weight and its
+    // transpose; otherwise the bf16 weights keep their FP8 copies beside them.
+    const double fp8_bytes =
+        layout.fp8_param_gather ? kFp8ParameterWithTransposeBytes - kParameterBytes : kFp8WeightCopyBytes;
+    device.parameters = std::llround(kParameterBytes * device.parameter_count + fp8_bytes * device.fp8_weight_count);
+    device.gradients = std::llround(gradient_bytes(layout) * device.parameter_count);
     device.optimizer = std::llround(kOptimizerBytes * device.parameter_count * optimizer_share);
     device.workspace = layout.workspace_bytes;
   }

@@ -9,6 +9,7 @@
 // (ZeRO stage 1, Rajbhandari et al. 2020) shards the last 12 bytes over the d data-parallel ranks.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/transformer/architecture.hpp"
@@ -18,13 +19,31 @@
 namespace ppsim {
 
 inline constexpr double kParameterBytes = 2;   // bf16 weights
-inline constexpr double kGradientBytes = 4;    // fp32 main gradients
+inline constexpr double kGradientBytes = 4;    // fp32 main gradients (the default under bf16 and fp8)
 inline constexpr double kOptimizerBytes = 12;  // fp32 master weights, Adam m and v
 
 // Under FP8, Transformer Engine also keeps each linear weight in FP8 and, for the transposed GEMMs
 // of the backward on Hopper, its FP8 transpose (transformer_engine/pytorch/module/base.py, the
 // cached weight workspaces): 2 more bytes per linear weight, counted with the parameters.
 inline constexpr double kFp8WeightCopyBytes = 2;
+// With --fp8-param-gather the linear weights are FP8 parameters themselves (Megatron's fp8_param,
+// Transformer Engine's Float8Tensor): no bf16 copy, 1 byte each, in a uint8 buffer
+// (megatron/core/distributed/param_and_grad_buffer.py, _ParamAndGradBuffer: param_dtype uint8 for
+// quantized storage), plus the FP8 transpose Hopper's backward GEMMs need, kept once made
+// (transformer_engine/pytorch/tensor/float8_tensor.py): 2 bytes per linear weight in all.
+inline constexpr double kFp8ParameterBytes = 1;
+inline constexpr double kFp8ParameterWithTransposeBytes = 2;
+
+// Bytes of one gradient in the data-parallel gradient buffer, which is also what its reduction
+// moves (--grad-reduce-dtype). Megatron-LM's default (megatron/training/arguments.py, validate_args)
+// accumulates and reduces in fp32 under bf16 (and so under FP8, whose parameters are bf16) unless
+// --grad-reduce-in-bf16 is given, and in the parameters' own fp16 under --fp16; the buffer takes
+// that dtype (megatron/core/distributed/param_and_grad_buffer.py: fp32 when grad_reduce_in_fp32,
+// else the parameter dtype). A 16-bit buffer is cast to fp32 for the optimizer's shard at the step
+// (optimizer_step_time pays the cast; the fp32 copy lives only then, when no activation is stashed).
+double gradient_bytes(const TrainingLayout& layout);
+// The dtype that gives those bytes: the layout's, or the default named ("fp32" or "fp16").
+std::string grad_reduce_dtype(const TrainingLayout& layout);
 
 struct StaticMemory {
   double parameter_count = 0;  // parameters on this tensor-parallel rank of the device
@@ -43,6 +62,10 @@ struct StaticMemory {
 // Norm weights and biases are split t ways too (they are replicated in practice, a rounding error).
 double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
                              bool single_stage);
+
+// The share of a device's parameters that are FP8 parameters: its linear weights under
+// --fp8-param-gather (precision fp8), else 0.
+double fp8_parameter_share(const TrainingLayout& layout, const StaticMemory& device);
 
 // The static memory of each device of a pipeline whose stages sit on `stage_device`.
 std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, const TrainingLayout& layout,

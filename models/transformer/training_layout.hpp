@@ -29,6 +29,13 @@ struct TrainingLayout {
   // Megatron's data-parallel collectives give way to them.
   bool fsdp = false;
   std::string precision = "bf16";       // GEMM precision: a key of the profile's dense peaks
+  // --grad-reduce-dtype: the data type of the gradient buffer and of its data-parallel reduction,
+  // "fp32", "bf16" or "fp16"; "" is the framework's default (gradient_bytes in static_memory.hpp).
+  std::string grad_reduce_dtype;
+  // --fp8-param-gather (Megatron-LM's flag, NeMo's fp8_param_gather): under FP8 the linear weights
+  // are FP8 parameters, with no bf16 copy (static_memory.hpp), and the distributed optimizer
+  // all-gathers them in FP8.
+  bool fp8_param_gather = false;
   // Layers of each stage (p * v entries); empty: as even as possible, the remainder on the first
   // stages.
   std::vector<int> layers_per_stage;
@@ -60,7 +67,8 @@ struct TrainingLayout {
   std::int64_t gpus() const { return std::int64_t{tensor_parallel} * pipeline * data_parallel; }
   std::int64_t tokens_per_microbatch() const { return seq * micro_batch; }
   ActivationLayout activation_layout() const {
-    return ActivationLayout{seq, micro_batch, tensor_parallel, sequence_parallel, recompute, flash_attention};
+    return ActivationLayout{seq,       micro_batch,     tensor_parallel, sequence_parallel,
+                            recompute, flash_attention, precision == "fp8"};
   }
 };
 

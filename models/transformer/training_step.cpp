@@ -62,7 +62,7 @@ double replica_reduce_end(const TransformerCostModel& model, TrainingFigures& fi
       }
     }
     if (group.size() < 2) continue;  // its replicas share its device: nothing moves
-    const double bytes = kGradientBytes * model.static_memory()[d].parameter_count * share;
+    const double bytes = gradient_bytes(setup.layout) * model.static_memory()[d].parameter_count * share;
     const double time =
         collective_time(setup.hardware, Collective::kAllReduce, bytes, static_cast<int>(group.size()), inter_node);
     double ready = 0;
@@ -105,13 +105,17 @@ double optimizer_step_time(const TransformerSetup& setup, double parameter_count
   // Gradient norm for clipping: read the fp32 gradients once. Fused Adam: read the fp32 gradient,
   // master weight, m and v (16 bytes), write master, m and v (12) and the bf16 weight (2): 30 bytes.
   double seconds = setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(30 * shard);
+  // A 16-bit gradient buffer is first copied into the shard's fp32 main gradients (read 2, write 4
+  // bytes: megatron/core/optimizer/distrib_optimizer.py, _copy_model_grads_to_main_grads).
+  if (gradient_bytes(layout) < kGradientBytes) seconds += setup.hardware.memory_time(6 * shard);
   // FP8: the new weights are cast once to FP8 and its transpose (read 2, write 1 + 1 bytes), on the
   // step's first micro-batch, which the other micro-batches reuse (pass_costs.cpp, fp8_casts).
   if (fp8_weight_count > 0) seconds += setup.hardware.memory_time(4 * fp8_weight_count);
   // The distributed optimizer's parameter all-gather ends the step unless it overlaps the next
   // step's forwards (data_parallel.hpp).
   if (layout.distributed_optimizer && !layout.overlap_param_gather) {
-    seconds += parameter_gather_time(setup, parameter_count);
+    const double fp8_share = layout.fp8_param_gather && parameter_count > 0 ? fp8_weight_count / parameter_count : 0;
+    seconds += parameter_gather_time(setup, parameter_count, fp8_share);
   }
   return seconds;
 }
@@ -165,15 +169,15 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
   // Tied embeddings on two devices: the first stage's embedding and the last stage's LM head are
   // one weight, whose gradient the two sum once their data-parallel reductions are done
   // (megatron/core/distributed/finalize_model_grads.py, finalize_model_grads after finish_grad_sync:
-  // _allreduce_word_embedding_grads, an fp32 all-reduce of the vocab/t x h gradient over the
+  // _allreduce_word_embedding_grads, an all-reduce in the gradient dtype of the vocab/t x h gradient over the
   // embedding group of the first and last pipeline rank). A V-shape keeps both on one device.
   const int first = model.stage_device().front();
   const int last = model.stage_device().back();
   if (setup.arch.tied_embeddings && first != last) {
-    const double gradient_bytes = kGradientBytes * static_cast<double>(setup.arch.vocab) /
+    const double embedding_gradient_bytes = gradient_bytes(setup.layout) * static_cast<double>(setup.arch.vocab) /
                                   setup.layout.tensor_parallel * static_cast<double>(setup.arch.hidden);
     figures.embedding_reduce_time =
-        collective_time(setup.hardware, Collective::kAllReduce, gradient_bytes, 2, model.crosses_nodes(first, last));
+        collective_time(setup.hardware, Collective::kAllReduce, embedding_gradient_bytes, 2, model.crosses_nodes(first, last));
     const double both_reduced =
         std::max(figures.collectives[static_cast<std::size_t>(first)].reduce_end,
                  figures.collectives[static_cast<std::size_t>(last)].reduce_end);

@@ -92,6 +92,18 @@ std::vector<SummaryRow> summary_rows(std::span<const Report> reports,
   };
   device_rows("peak_stashed", [](const DeviceFigures& f) { return format_figure(f.peak_stashed); });
   if (bytes) device_rows("peak_memory", [](const DeviceFigures& f) { return format_bytes(f.peak_memory_bytes); });
+  // A transformer study's training step, and where its hardware numbers come from.
+  const bool training = std::any_of(reports.begin(), reports.end(),
+                                    [](const Report& report) { return report.training.has_value(); });
+  if (training) {
+    auto training_row = [&](std::string name, const std::function<std::string(const TrainingFigures&)>& cell) {
+      add(std::move(name), [&](std::size_t i) { return reports[i].training ? cell(*reports[i].training) : "-"; });
+    };
+    training_row("step_time", [](const TrainingFigures& t) { return format_figure(t.step_time); });
+    training_row("tokens_per_second", [](const TrainingFigures& t) { return format_figure(t.tokens_per_second); });
+    training_row("mfu", [](const TrainingFigures& t) { return format_figure(t.mfu); });
+    training_row("hardware numbers", [](const TrainingFigures& t) { return t.hardware_provenance; });
+  }
   const bool capacity = std::any_of(reports.begin(), reports.end(),
                                     [](const Report& report) { return report.memory_capacity.has_value(); });
   if (capacity) {
