@@ -132,6 +132,11 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     throw InputError(scenario.source_of("fsdp") + ": its costs are those of UNSHARD, RESHARD and REDUCE_GRAD, which "
                                                  "--comm-actions ignore drops");
   }
+  if (layout.fsdp && !layout.grad_reduce_dtype.empty() && layout.grad_reduce_dtype != "fp32") {
+    // torchtitan's FSDP2 reduces in fp32 (mixed_precision_reduce, "float32" its only allowed value).
+    throw InputError(scenario.source_of("grad-reduce-dtype") + ": --fsdp reduces gradients in fp32, as "
+                                                              "torchtitan's FSDP2 does; give one of the two");
+  }
   if (layout.fp8_param_gather && layout.precision != "fp8") {
     // Megatron asserts the same (arguments.py): FP8 parameters need an FP8 recipe.
     throw InputError(scenario.source_of("fp8-param-gather") + ": needs --precision fp8, whose FP8 weights it keeps "

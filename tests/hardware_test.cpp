@@ -14,6 +14,8 @@
 #include "models/hardware/efficiency.hpp"
 #include "models/hardware/profile.hpp"
 #include "models/json/hardware_profile_json.hpp"
+#include "models/transformer/architecture.hpp"
+#include "models/transformer/pass_costs.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
@@ -299,6 +301,53 @@ TEST_CASE("validate_hardware_profile names what is wrong") {
   SECTION("negative latency") {
     p.intra_node_latency = -1e-6;
     CHECK_THAT(ppsim::validate_hardware_profile(p), Contains("intra_node_latency"));
+  }
+  SECTION("a GEMM model built in code with negative SMs, a half tile or a fraction above 1") {
+    p.gemm_model.sm_count = -5;
+    CHECK_THAT(ppsim::validate_hardware_profile(p), Contains("gemm_model.sm_count"));
+    p.gemm_model.sm_count = 132;
+    p.gemm_model.tile_rows = 0.5;
+    CHECK_THAT(ppsim::validate_hardware_profile(p), Contains("gemm_model.tile"));
+    p.gemm_model.tile_rows = 128;
+    p.gemm_model.peak_fraction["bf16"] = 1.5;
+    CHECK_THAT(ppsim::validate_hardware_profile(p), Contains("gemm_model.peak_fraction.bf16"));
+  }
+  SECTION("published efficiencies without sources, or both assumed and published") {
+    p.sources.clear();
+    CHECK_THAT(ppsim::validate_hardware_profile(p), Contains("published efficiencies need their sources"));
+    p.sources = {"x"};
+    p.efficiency_assumed = true;
+    CHECK_THAT(ppsim::validate_hardware_profile(p), Contains("both assumed and published"));
+  }
+  SECTION("one fused-attention table without the other") {
+    p.attention_backward = {};
+    CHECK_THAT(ppsim::validate_hardware_profile(p), Contains("come as a pair"));
+  }
+  SECTION("a sustained clock of 0") {
+    p.sustained_clock = 0;
+    CHECK_THAT(ppsim::validate_hardware_profile(p), Contains("sustained_clock"));
+  }
+}
+
+TEST_CASE("A GEMM model with extreme but accepted figures gives finite layer times") {
+  HardwareProfile p = preset("H100-SXM5-80GB");
+  p.gemm_model.sm_count = 1;
+  p.gemm_model.tile_rows = 4096;
+  p.gemm_model.tile_cols = 4096;
+  p.gemm_model.min_split_k = 1e9;
+  p.gemm_model.kernel_overhead = 1;
+  p.gemm_model.peak_fraction = {{"bf16", 1e-3}, {"fp8", 1e-3}};
+  p.sustained_clock = 1e-3;
+  REQUIRE(ppsim::validate_hardware_profile(p).empty());
+  ppsim::TrainingLayout l;
+  l.tensor_parallel = 8;
+  l.sequence_parallel = true;
+  l.tp_comm_overlap = true;
+  const ppsim::Architecture arch = *ppsim::find_architecture_preset("llama3.1-8b");
+  const ppsim::PassTimes times = ppsim::layer_pass_times(arch, l, p);
+  for (const double t : {times.forward.total(), times.input_grad.total(), times.weight_grad.total()}) {
+    CHECK(std::isfinite(t));
+    CHECK(t > 0);
   }
 }
 

@@ -143,3 +143,44 @@ TEST_CASE("The settings of what ran are refused one line each when they cannot a
   CHECK(dtype.status == ppsim::kExitBadInput);
   CHECK(dtype.err == "ppsim: error: --grad-reduce-dtype: must be fp32, bf16 or fp16, got 'fp64'\n");
 }
+
+TEST_CASE("FP8 parameters are gathered in 1 byte, the rest of the parameters in 2") {
+  // A device of only linear weights gathers half the bf16 bytes: the same time as half as many bf16
+  // parameters.
+  const Architecture arch = gpt(4);
+  TrainingLayout l;
+  l.precision = "fp8";
+  l.fp8_param_gather = true;
+  l.data_parallel = 4;
+  l.distributed_optimizer = true;
+  const ppsim::TransformerSetup setup{arch, l, ideal_machine()};
+  CHECK(ppsim::parameter_gather_time(setup, 1e8, 1.0) == ppsim::parameter_gather_time(setup, 5e7, 0.0));
+  CHECK(ppsim::parameter_gather_time(setup, 1e8, 0.5) == ppsim::parameter_gather_time(setup, 7.5e7, 0.0));
+}
+
+TEST_CASE("A 16-bit gradient dtype is refused with --fsdp, whose reduction is fp32 as torchtitan's FSDP2 runs it") {
+  const ppsim::test::CliRun run =
+      ppsim::test::cli({"run", "--model", "llama3.1-8b", "-p", "2", "-m", "4", "-d", "2", "--fsdp",
+                        "--grad-reduce-dtype", "bf16"});
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.err == "ppsim: error: --grad-reduce-dtype: --fsdp reduces gradients in fp32, as torchtitan's FSDP2 does; "
+                   "give one of the two\n");
+  // fp32, what FSDP does anyway (and what a report's scenario says), is accepted.
+  CHECK(ppsim::test::cli({"run", "--model", "llama3.1-8b", "-p", "2", "-m", "4", "-d", "2", "--fsdp",
+                          "--grad-reduce-dtype", "fp32"})
+            .status == ppsim::kExitOk);
+}
+
+TEST_CASE("The two settings of what ran go into the scenario and come back from it") {
+  const ppsim::test::CliRun run =
+      ppsim::test::cli({"run", "--model", "llama3.1-8b", "-p", "2", "-m", "4", "--precision", "fp8",
+                        "--grad-reduce-dtype", "bf16", "--fp8-param-gather", "--format", "json"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  const nlohmann::json scenario = nlohmann::json::parse(run.out)["scenario"];
+  CHECK(scenario["grad-reduce-dtype"] == "bf16");
+  CHECK(scenario["fp8-param-gather"] == true);
+  // The default is named as it resolves: fp32 with bf16.
+  const ppsim::test::CliRun plain = ppsim::test::cli({"run", "--model", "llama3.1-8b", "-p", "2", "-m", "4", "--format", "json"});
+  REQUIRE(plain.status == ppsim::kExitOk);
+  CHECK(nlohmann::json::parse(plain.out)["scenario"]["grad-reduce-dtype"] == "fp32");
+}

@@ -123,6 +123,25 @@ TEST_CASE("A hardware profile with a bad field is refused with the JSON path of 
     CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
                Equals("h.json: $.gemm_model.peak_fraction.int4: has no peak in dense_peak_flops"));
   }
+  SECTION("a GEMM model with no SMs") {
+    j["gemm_model"]["sm_count"] = 0;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Contains("h.json: $.gemm_model.sm_count: "));
+  }
+  SECTION("a GEMM peak fraction above 1") {
+    j["gemm_model"]["peak_fraction"]["bf16"] = 1.5;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Contains("h.json: $.gemm_model.peak_fraction.bf16: "));
+  }
+  SECTION("a sustained clock of 0") {
+    j["sustained_clock"] = 0;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }), Contains("h.json: $.sustained_clock: "));
+  }
+  SECTION("an empty list of sources") {
+    j["sources"] = nlohmann::json::array();
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.sources: must be a non-empty list of citations (strings)"));
+  }
   SECTION("a fused-attention table without its pair") {
     j["efficiency_tables"].erase("attention_backward");
     CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),

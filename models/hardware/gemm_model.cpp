@@ -15,7 +15,8 @@ double GemmModel::fraction(std::string_view precision) const {
 double GemmModel::compute_time(const GemmShape& shape, double peak_flops, double fraction, int sms_taken) const {
   if (!(shape.rows > 0 && shape.inner > 0 && shape.cols > 0)) return 0;
   const double per_sm = peak_flops * fraction / sm_count;
-  const double sms = std::max(1, sm_count - std::max(0, sms_taken));
+  // A collective never takes more than half the SMs (a profile of a small GPU stays sensible).
+  const double sms = sm_count - std::clamp(sms_taken, 0, sm_count / 2);
   double best = 0;
   bool first = true;
   // Either orientation of the tile: a library picks the one that suits the shape.
@@ -40,7 +41,7 @@ double GemmModel::operand_bytes(const GemmShape& shape, std::string_view precisi
   // FP8 GEMMs read 1-byte operands; every GEMM here writes a 16-bit output (Transformer Engine's FP8
   // GEMMs return bf16).
   const double element = precision == "fp8" ? 1 : precision == "fp32" || precision == "tf32" ? 4 : 2;
-  return (shape.rows * shape.inner + shape.inner * shape.cols) * element + shape.rows * shape.cols * 2;
+  return (shape.rows * shape.inner + shape.batch * shape.inner * shape.cols) * element + shape.rows * shape.cols * 2;
 }
 
 double GemmModel::time(double compute_seconds, double memory_seconds) const {

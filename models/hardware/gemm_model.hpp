@@ -22,7 +22,8 @@
 //
 // peak_fraction is the one measured input per precision: each preset takes it from a published
 // microbenchmark's best point (a profile's `sources` name it), solved so that the model reproduces
-// that point exactly; every other published point is a check (tests/gemm_model_test.cpp).
+// that point exactly (H200's bf16 is H100's, which the source says it equals); every other
+// published point is a check (tests/gemm_model_test.cpp).
 
 #include <map>
 #include <string>
@@ -34,6 +35,9 @@ struct GemmShape {
   double rows = 0;   // M: tokens
   double inner = 0;  // K
   double cols = 0;   // N
+  // Batched GEMMs (attention's, one per sequence and head) fold the batch into the rows; each item
+  // of the batch has its own K x N operand, which the memory traffic counts.
+  double batch = 1;
   double flops() const { return 2 * rows * inner * cols; }
 };
 

@@ -177,8 +177,8 @@ double HardwareProfile::gemm_time(const GemmShape& shape, std::string_view preci
                          GemmModel::operand_bytes(shape, precision) / (memory_bandwidth * streaming));
 }
 
-double HardwareProfile::attention_time(double flops, double seq, bool backward) const {
-  if (attention_forward.empty()) return gemm_time(flops, "bf16");
+double HardwareProfile::attention_time(double flops, double seq, bool backward, std::string_view precision) const {
+  if (attention_forward.empty()) return gemm_time(flops, precision);
   if (!(flops > 0)) return 0.0;
   return flops /
          (*peak_flops("bf16") * sustained_clock * (backward ? attention_backward : attention_forward).at(seq));
@@ -212,7 +212,27 @@ std::string validate_hardware_profile(const HardwareProfile& p) {
     if (!positive_finite(flops)) return who + precision + " peak must be finite and > 0";
   }
   if (!positive_finite(p.memory_bandwidth)) return who + "memory_bandwidth must be finite and > 0";
-  if (!(p.sustained_clock > 0 && p.sustained_clock <= 1)) return who + "sustained_clock must be in (0, 1]";
+  if (!(p.sustained_clock >= 1e-3 && p.sustained_clock <= 1)) return who + "sustained_clock must be in [0.001, 1]";
+  if (p.efficiency_assumed && p.efficiency_published) return who + "efficiency cannot be both assumed and published";
+  if (p.efficiency_published != !p.sources.empty()) {
+    return who + "published efficiencies need their sources, and only they have sources";
+  }
+  if (p.attention_forward.empty() != p.attention_backward.empty()) {
+    return who + "the fused-attention tables come as a pair (attention_forward, attention_backward)";
+  }
+  if (!p.gemm_model.empty()) {
+    const GemmModel& g = p.gemm_model;
+    const auto whole = [](double x) { return x >= 1 && x <= 4096 && x == std::floor(x); };
+    if (g.sm_count < 1 || g.sm_count > (1 << 16)) return who + "gemm_model.sm_count must be from 1 to 65536";
+    if (!whole(g.tile_rows) || !whole(g.tile_cols)) return who + "gemm_model.tile must be two whole numbers from 1 to 4096";
+    if (!(g.min_split_k >= 1 && g.min_split_k <= 1e9)) return who + "gemm_model.min_split_k must be from 1 to 1e9";
+    if (!(g.kernel_overhead >= 0 && g.kernel_overhead <= 1)) return who + "gemm_model.kernel_overhead must be from 0 to 1";
+    if (g.peak_fraction.empty()) return who + "gemm_model.peak_fraction needs at least one precision";
+    for (const auto& [precision, fraction] : g.peak_fraction) {
+      if (!(fraction >= 1e-3 && fraction <= 1)) return who + "gemm_model.peak_fraction." + precision + " must be from 0.001 to 1";
+      if (!p.peak_flops(precision)) return who + "gemm_model.peak_fraction." + precision + " has no peak";
+    }
+  }
   if (p.memory_capacity <= 0) return who + "memory_capacity must be > 0";
   if (p.devices_per_node < 1) return who + "devices_per_node must be >= 1";
   if (!positive_finite(p.intra_node_bandwidth)) {

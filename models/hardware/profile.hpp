@@ -117,8 +117,8 @@ struct HardwareProfile {
   double gemm_time(const GemmShape& shape, std::string_view precision, int sms_taken = 0) const;
 
   // Seconds of fused causal attention of `flops` (as counted above) over sequences of `seq` tokens:
-  // flops / (bf16 peak * table.at(seq)), or the gemm table without attention tables.
-  double attention_time(double flops, double seq, bool backward) const;
+  // flops / (bf16 peak * table.at(seq)), or the gemm table at `precision` without attention tables.
+  double attention_time(double flops, double seq, bool backward, std::string_view precision = "bf16") const;
 
   // Seconds for a memory-bound kernel that moves `bytes`: bytes / (bandwidth * memory.at(bytes)).
   double memory_time(double bytes) const;

@@ -7,7 +7,7 @@
 // step time: end-to-end runs are for checking (docs/validation.md), kernels for calibrating.
 //
 // What is still assumed is said where it is: the ramp of small memory-bound kernels below the
-// smallest published size, and the link tables' ramp below 16 MiB.
+// smallest published size, and the link tables' ramp below 64 MiB.
 
 #include <string>
 #include <vector>

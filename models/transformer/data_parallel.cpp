@@ -71,8 +71,9 @@ double parameter_gather_time(const TransformerSetup& setup, double parameters, d
 
 double collective_contention(const HardwareProfile& profile, double overlapped_seconds) {
   if (profile.gemm_model.empty() || !(overlapped_seconds > 0)) return 0;
-  return overlapped_seconds * std::min(kDataParallelCollectiveSms, profile.gemm_model.sm_count) /
-         profile.gemm_model.sm_count;
+  // At most half the SMs, as in GemmModel::compute_time.
+  const int sms = profile.gemm_model.sm_count;
+  return overlapped_seconds * std::min(kDataParallelCollectiveSms, sms / 2) / sms;
 }
 
 double default_bucket_parameters(int data_parallel) {
@@ -168,10 +169,11 @@ DeviceCollectives device_collectives(const TransformerCostModel& model, int devi
         out.gather.push_back(gather);
       }
     }
-    // Every all-gather runs beside the next step's forwards, which it slows.
+    // The all-gathers run beside the next step's forwards, which they slow, except while a forward
+    // waits for one (`shift`), when no compute runs to slow.
     double gathering = 0;
     for (const BucketCollective& gather : out.gather) gathering += gather.end - gather.start;
-    const double gather_contention = collective_contention(setup.hardware, gathering);
+    const double gather_contention = collective_contention(setup.hardware, std::max(0.0, gathering - shift));
     out.contention += gather_contention;
     out.gather_exposed = shift + gather_contention;
   }

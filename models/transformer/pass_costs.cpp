@@ -38,10 +38,6 @@ LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout) {
   return shape;
 }
 
-// The linear layers' GEMMs run in the layout's precision. Under FP8, Transformer Engine runs only
-// its own modules' GEMMs in FP8 (transformer_engine/pytorch/fp8.py, fp8_autocast around the
-// transformer layers): the attention core stays in bf16 (DotProductAttention, fp8_dpa off by
-// default), and so does Megatron's output layer, a tensor_parallel.ColumnParallelLinear outside TE.
 enum class Pass { kForward, kInputGrad, kWeightGrad };
 
 // The GEMM of a linear layer that maps T tokens' `inner`-wide input to a `cols`-wide output, as each
@@ -79,7 +75,8 @@ std::array<Linear, 4> linears(const LayerShape& x) {
 // base.py, initialize_ub, get_default_config): the "pipeline" and "bulk" overlaps take num_sm = 16
 // SMs with set_sm_margin, so the GEMM runs on the rest (common/comm_gemm_overlap/
 // comm_gemm_overlap.cpp, CommOverlapCore: _math_sms = sm_count - num_comm_sm); "ring_exchange"
-// takes 1 SM and no margin (the copy engines move the data) and "external" none. By GEMM, in the
+// runs on 1 SM with no margin, so its GEMM keeps every SM (charged 0 here; the copy engines move
+// the data), and "external" takes none. By GEMM, in the
 // order QKV, projection, MLP-in (fc1), MLP-out (fc2): F runs qkv and fc1 by ring exchange and proj
 // and fc2 pipelined; I runs qkv and fc1 in bulk and proj and fc2 by ring exchange; W runs qkv and fc1
 // in bulk and proj and fc2 external.
@@ -103,6 +100,10 @@ std::array<double, 4> linear_times(const LayerShape& x, const HardwareProfile& p
   return times;
 }
 
+// The linear layers' GEMMs run in the layout's precision. Under FP8, Transformer Engine runs only
+// its own modules' GEMMs in FP8 (transformer_engine/pytorch/fp8.py, fp8_autocast around the
+// transformer layers): the attention core stays in bf16 (DotProductAttention, fp8_dpa off by
+// default), and so does Megatron's output layer, a tensor_parallel.ColumnParallelLinear outside TE.
 std::string_view non_linear_precision(const TrainingLayout& layout) {
   return layout.precision == "fp8" ? std::string_view("bf16") : std::string_view(layout.precision);
 }
@@ -142,17 +143,19 @@ double score_elements(const LayerShape& x) { return x.batch * (x.heads / x.t) * 
 // the products with an s-wide inner dimension (P.V, and in the backward dV, dQ and dK).
 GemmShape scores_shape(const LayerShape& x) {
   const double d = x.hidden / x.heads;
-  return {x.batch * (x.heads / x.t) * x.seq, d, x.seq};
+  const double items = x.batch * (x.heads / x.t);
+  return {items * x.seq, d, x.seq, items};
 }
 GemmShape long_inner_shape(const LayerShape& x) {
   const double d = x.hidden / x.heads;
-  return {x.batch * (x.heads / x.t) * x.seq, x.seq, d};
+  const double items = x.batch * (x.heads / x.t);
+  return {items * x.seq, x.seq, d, items};
 }
 
 double attention_forward(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
   if (x.flash) {
     // One fused kernel: two products over the unmasked half of the causal square.
-    return profile.attention_time(2 * attention_product_flops(x) * 0.5, x.seq, false);
+    return profile.attention_time(2 * attention_product_flops(x) * 0.5, x.seq, false, non_linear_precision(layout));
   }
   const std::string_view precision = non_linear_precision(layout);
   return profile.gemm_time(scores_shape(x), precision) + profile.gemm_time(long_inner_shape(x), precision);
@@ -161,7 +164,7 @@ double attention_forward(const LayerShape& x, const HardwareProfile& profile, co
 double attention_backward(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
   if (x.flash) {
     // Recomputed scores, then dV, dP, dQ and dK: five products over the unmasked half.
-    return profile.attention_time(5 * attention_product_flops(x) * 0.5, x.seq, true);
+    return profile.attention_time(5 * attention_product_flops(x) * 0.5, x.seq, true, non_linear_precision(layout));
   }
   // dP = dO.V^T has the scores' shape; dV, dQ and dK the context product's.
   const std::string_view precision = non_linear_precision(layout);

@@ -8,11 +8,16 @@
 namespace ppsim {
 
 std::string grad_reduce_dtype(const TrainingLayout& layout) {
+  if (layout.fsdp) return "fp32";  // FSDP2's reduce_dtype (fully_sharded.hpp)
   if (!layout.grad_reduce_dtype.empty()) return layout.grad_reduce_dtype;
   return layout.precision == "fp16" ? "fp16" : "fp32";
 }
 
-double gradient_bytes(const TrainingLayout& layout) { return grad_reduce_dtype(layout) == "fp32" ? kGradientBytes : 2; }
+double gradient_bytes(const TrainingLayout& layout) {
+  // FSDP2 reduces in its MixedPrecisionPolicy's reduce_dtype, fp32 (fully_sharded.hpp); a 16-bit
+  // --grad-reduce-dtype is refused with --fsdp.
+  return grad_reduce_dtype(layout) == "fp32" ? kGradientBytes : 2;
+}
 
 double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
                              bool single_stage) {

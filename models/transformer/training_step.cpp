@@ -34,8 +34,8 @@ double recompute_flops(const TransformerSetup& setup) {
 // DualPipe's replicas: each device holds stages whose replicas run on other devices (stage j's in
 // direction 0 on device j, in direction 1 on device p-1-j), and the replicas' gradients are summed
 // before the optimizer steps. deepseek-ai/DualPipe's examples/example_dualpipe.py does it after
-// DualPipe.step, summing each module's gradients with its mirror rank's. Modelled as one fp32
-// all-reduce over the devices sharing the device's stages, once their data-parallel reductions
+// DualPipe.step, summing each module's gradients with its mirror rank's. Modelled as one all-reduce,
+// in the gradient dtype, over the devices sharing the device's stages, once their data-parallel reductions
 // have ended; with the distributed optimizer each rank sums only its shard (Megatron's
 // reduce-scatter leaves each rank one), as the partners' shards hold the same parameters. Sets
 // figures.replica_reduce_time and returns when the last device's sum ends (0 without replicas).

@@ -13,7 +13,7 @@
 // Every table: sorted by size, equal sizes merged by their median, fractions kept in (0, 1].
 //
 // Peaks: the datasheet of the matching preset for a known GPU (so measured fractions compare with
-// the presets' assumed ones), otherwise the best rate measured; for the CPU backend always the best
+// the presets' published ones), otherwise the best rate measured; for the CPU backend always the best
 // measured GEMM rate and the best measured copy rate. The "source" text says which.
 
 #include <nlohmann/json.hpp>
