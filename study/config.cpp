@@ -21,7 +21,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 61> kSettings = {{
+constexpr std::array<SettingInfo, 62> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -76,6 +76,9 @@ constexpr std::array<SettingInfo, 61> kSettings = {{
     {"grad-reduce-dtype", "--grad-reduce-dtype", "fp32|bf16|fp16",
      "gradient buffer and data-parallel reduction dtype (default as Megatron-LM: fp32 with bf16 and fp8, fp16 with "
      "fp16)"},
+    {"grad-compression", "--grad-compression", "none|fp8|1bit",
+     "what-if: data-parallel gradients compressed on the wire, FP8 (FP8-LM) or 1-bit Adam's signs, with their "
+     "kernels and 1-bit Adam's error feedback (default none)"},
     {"fp8-param-gather", "--fp8-param-gather", "",
      "with --precision fp8: the linear weights are FP8 parameters, no bf16 copy, gathered in FP8 (off by "
      "default, as in Megatron-LM; NeMo's FP8 recipes turn it on)"},
@@ -319,6 +322,11 @@ std::string grad_dtype_from_text(std::string_view text, const std::string& sourc
   fail(source, "must be fp32, bf16 or fp16, got " + quote(text));
 }
 
+std::string grad_compression_from_text(std::string_view text, const std::string& source) {
+  if (text == "none" || text == "fp8" || text == "1bit") return std::string(text);
+  fail(source, "must be none, fp8 or 1bit, got " + quote(text));
+}
+
 // Layer counts may be 0: a stage can hold only the embedding or only the LM head.
 int layer_count_from_text(std::string_view text, const std::string& source) {
   if (text == "0") return 0;
@@ -430,6 +438,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.fsdp = bool_from_text(text, source);
   else if (key == "precision")
     scenario.layout.precision = precision_from_text(text, source);
+  else if (key == "grad-compression")
+    scenario.layout.grad_compression = grad_compression_from_text(text, source);
   else if (key == "fp8-param-gather")
     scenario.layout.fp8_param_gather = bool_from_text(text, source);
   else if (key == "grad-reduce-dtype")
@@ -616,6 +626,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["precision"] = layout.precision;
     out["grad-reduce-dtype"] = grad_reduce_dtype(layout);
     out["fp8-param-gather"] = layout.fp8_param_gather;
+    out["grad-compression"] = layout.grad_compression;
     out["layers-per-stage"] = layout.layers_per_stage;
     out["overlap-grad-reduce"] = layout.overlap_grad_reduce;
     out["bucket-size"] = layout.bucket_parameters > 0 ? static_cast<double>(layout.bucket_parameters)

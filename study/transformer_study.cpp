@@ -137,6 +137,16 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     throw InputError(scenario.source_of("grad-reduce-dtype") + ": --fsdp reduces gradients in fp32, as "
                                                               "torchtitan's FSDP2 does; give one of the two");
   }
+  if (layout.fsdp && layout.grad_compression != "none") {
+    throw InputError(scenario.source_of("grad-compression") + ": compresses Megatron-style data-parallel reductions, "
+                                                             "not FSDP's; give one of the two");
+  }
+  if (layout.grad_compression == "1bit" && layout.distributed_optimizer) {
+    // DeepSpeed's 1-bit Adam runs without ZeRO's sharded optimizer state.
+    throw InputError(scenario.source_of("grad-compression") + ": 1bit (1-bit Adam) keeps the whole optimizer state "
+                                                             "on every rank; it does not combine with "
+                                                             "--distributed-optimizer");
+  }
   if (layout.fp8_param_gather && layout.precision != "fp8") {
     // Megatron asserts the same (arguments.py): FP8 parameters need an FP8 recipe.
     throw InputError(scenario.source_of("fp8-param-gather") + ": needs --precision fp8, whose FP8 weights it keeps "

@@ -264,3 +264,36 @@ TEST_CASE("A ring across nodes moves at the NICs of its node's ranks, as NCCL's 
   l.tensor_parallel = 16;
   CHECK(ppsim::data_parallel_ranks_per_node({gpt(), l, a100}) == 1);
 }
+
+TEST_CASE("FP8 gradient compression moves 1 byte a gradient and pays its casts") {
+  // d = 4 on the ideal machine, no distributed optimizer: an all-reduce. fp32 buffer (g = 4): the
+  // amax and the cast read it twice and write 1 byte, the cast back reads 1 and writes 4.
+  TrainingLayout l;
+  l.data_parallel = 4;
+  l.grad_compression = "fp8";
+  const ppsim::TransformerSetup setup{gpt(), l, ideal_machine()};
+  const double p = 1e8;
+  const double expected = ppsim::collective_time(ideal_machine(), ppsim::Collective::kAllReduce, 1 * p, 4, false) +
+                          (3 * 4 + 2) * p / ppsim::test::kHbm;
+  CHECK_THAT(ppsim::gradient_reduce_time(setup, p), WithinRel(expected, 1e-12));
+}
+
+TEST_CASE("1-bit Adam moves an eighth of a byte a parameter in two phases and keeps fp32 error feedback") {
+  TrainingLayout l;
+  l.data_parallel = 4;
+  l.grad_compression = "1bit";
+  const ppsim::TransformerSetup setup{gpt(), l, ideal_machine()};
+  const double p = 1e8;
+  const double compress = 12.125;  // read momentum and error (8), write error (4) and signs (1/8)
+  const double expected = ppsim::collective_time(ideal_machine(), ppsim::Collective::kAllReduce, p / 8, 4, false) +
+                          compress * p / ppsim::test::kHbm + (compress + 4.0 / 8) * (p / 4) / ppsim::test::kHbm;
+  CHECK_THAT(ppsim::gradient_reduce_time(setup, p), WithinRel(expected, 1e-12));
+  // Error feedback beside the optimizer: 4 bytes for every parameter and 4 for the quarter it serves.
+  const ppsim::StagePlan plan = ppsim::plan_stages(gpt(4), 1, {});
+  TrainingLayout plain;
+  plain.data_parallel = 4;
+  const auto base = ppsim::static_memory_per_device(gpt(4), plain, plan, {0}, 1);
+  const auto onebit = ppsim::static_memory_per_device(gpt(4), l, plan, {0}, 1);
+  CHECK_THAT(static_cast<double>(onebit[0].optimizer - base[0].optimizer),
+             WithinRel(4 * 1.25 * base[0].parameter_count, 1e-9));
+}

@@ -184,3 +184,30 @@ TEST_CASE("The two settings of what ran go into the scenario and come back from 
   REQUIRE(plain.status == ppsim::kExitOk);
   CHECK(nlohmann::json::parse(plain.out)["scenario"]["grad-reduce-dtype"] == "fp32");
 }
+
+TEST_CASE("Gradient compression is refused where it cannot apply, one line each") {
+  const std::vector<std::string> base{"run", "--model", "llama3.1-8b", "-p", "2", "-m", "4", "-d", "2"};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), base.begin(), base.end());
+    return ppsim::test::cli(args);
+  };
+  const ppsim::test::CliRun bad = with({"--grad-compression", "2bit"});
+  CHECK(bad.status == ppsim::kExitBadInput);
+  CHECK(bad.err == "ppsim: error: --grad-compression: must be none, fp8 or 1bit, got '2bit'\n");
+  const ppsim::test::CliRun zero = with({"--grad-compression", "1bit", "--distributed-optimizer"});
+  CHECK(zero.status == ppsim::kExitBadInput);
+  CHECK(zero.err == "ppsim: error: --grad-compression: 1bit (1-bit Adam) keeps the whole optimizer state on every "
+                    "rank; it does not combine with --distributed-optimizer\n");
+  const ppsim::test::CliRun fsdp = with({"--grad-compression", "fp8", "--fsdp"});
+  CHECK(fsdp.status == ppsim::kExitBadInput);
+  CHECK(fsdp.err == "ppsim: error: --grad-compression: compresses Megatron-style data-parallel reductions, not "
+                    "FSDP's; give one of the two\n");
+  // Accepted, it moves fewer bytes: the data-parallel reduction of this layout gets shorter.
+  const auto reduce = [&](const char* compression) {
+    const ppsim::test::CliRun run = with({"--grad-compression", compression, "--format", "json"});
+    REQUIRE(run.status == ppsim::kExitOk);
+    return nlohmann::json::parse(run.out)["training"]["dp_reduce_time"].get<double>();
+  };
+  CHECK(reduce("fp8") < reduce("none"));
+  CHECK(reduce("1bit") < reduce("fp8"));
+}

@@ -51,14 +51,29 @@ bool data_parallel_crosses_nodes(const TransformerSetup& setup) {
   return std::int64_t{setup.layout.tensor_parallel} * setup.layout.data_parallel > setup.hardware.devices_per_node;
 }
 
+bool gradients_compressed(const TrainingLayout& layout) {
+  return layout.grad_compression == "fp8" || layout.grad_compression == "1bit";
+}
+
 double gradient_reduce_time(const TransformerSetup& setup, double parameters) {
   // The gradient buffer's dtype (gradient_bytes: fp32 by default with bf16, Megatron's
   // accumulate_allreduce_grads_in_fp32), reduce-scattered with the distributed optimizer,
-  // all-reduced (two ring phases) without.
-  return collective_time(setup.hardware,
-                         setup.layout.distributed_optimizer ? Collective::kReduceScatter : Collective::kAllReduce,
-                         gradient_bytes(setup.layout) * parameters, setup.layout.data_parallel, data_parallel_crosses_nodes(setup),
-                         data_parallel_ranks_per_node(setup));
+  // all-reduced (two ring phases) without; compressed, what --grad-compression puts on the wire.
+  const TrainingLayout& layout = setup.layout;
+  const double buffer = gradient_bytes(layout);
+  const double wire = layout.grad_compression == "fp8" ? 1 : layout.grad_compression == "1bit" ? 1.0 / 8 : buffer;
+  const Collective op = layout.distributed_optimizer ? Collective::kReduceScatter : Collective::kAllReduce;
+  double seconds = collective_time(setup.hardware, op, wire * parameters, layout.data_parallel,
+                                   data_parallel_crosses_nodes(setup), data_parallel_ranks_per_node(setup));
+  if (layout.grad_compression == "fp8") {
+    seconds += setup.hardware.memory_time((3 * buffer + 2) * parameters);
+  } else if (layout.grad_compression == "1bit") {
+    const double d = layout.data_parallel;
+    const double compress = 3 * kOneBitErrorBytes + 1.0 / 8;
+    seconds += setup.hardware.memory_time(compress * parameters) +
+               setup.hardware.memory_time((compress + d / 8) * parameters / d);
+  }
+  return seconds;
 }
 
 double parameter_gather_time(const TransformerSetup& setup, double parameters, double fp8_share) {

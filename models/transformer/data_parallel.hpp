@@ -65,6 +65,23 @@ double collective_contention(const HardwareProfile& profile, double overlapped_s
 // share a node (the rings that run through that many NICs at once; pass_costs.hpp).
 bool data_parallel_crosses_nodes(const TransformerSetup& setup);
 int data_parallel_ranks_per_node(const TransformerSetup& setup);
+// Compressed gradient communication, a what-if (--grad-compression):
+// - "fp8": FP8-LM (Peng et al. 2023, arXiv 2310.18313, section 2.2): the gradients are scaled by
+//   their amax and cast to FP8 for the reduction, 1 byte each on the wire. The compression kernels,
+//   memory-bound: the amax reads the buffer, the cast reads it again and writes 1 byte; after the
+//   reduction the cast back reads 1 byte and writes the buffer's dtype: (3 g + 2) bytes per
+//   gradient for a buffer of g bytes per gradient.
+// - "1bit": 1-bit Adam (Tang et al. 2021, arXiv 2102.02888; DeepSpeed's OnebitAdam and
+//   deepspeed/runtime/comm/nccl.py, NcclBackend.compressed_allreduce): after its warm-up each worker
+//   sends the signs of its error-compensated momentum with one scale per chunk, in an all-to-all
+//   and an all-gather of 1/8 byte per parameter each, as many bytes as a two-phase ring all-reduce
+//   of P/8. It keeps fp32 error feedback for all its momentum (4 bytes per parameter) and for the
+//   1/d it serves (4/d), beside the optimizer. Compression reads momentum and error and writes error
+//   and signs (4 + 4 + 4 + 1/8 bytes per parameter); the server does the same on its 1/d after
+//   summing the d workers' signs (d/8 more). It does not combine with the distributed optimizer.
+// Both are charged on each bucket's collective, on its stream.
+bool gradients_compressed(const TrainingLayout& layout);
+
 // Seconds of one collective over the d data-parallel ranks of `parameters`' gradients (reduce-scatter
 // with the distributed optimizer, all-reduce without) and of their all-gather: bf16, except the
 // `fp8_share` of them that are FP8 parameters under --fp8-param-gather (1 byte each).

@@ -70,7 +70,11 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
         layout.fp8_param_gather ? kFp8ParameterWithTransposeBytes - kParameterBytes : kFp8WeightCopyBytes;
     device.parameters = std::llround(kParameterBytes * device.parameter_count + fp8_bytes * device.fp8_weight_count);
     device.gradients = std::llround(gradient_bytes(layout) * device.parameter_count);
-    device.optimizer = std::llround(kOptimizerBytes * device.parameter_count * optimizer_share);
+    // 1-bit Adam's error feedback (data_parallel.hpp) lives beside the optimizer state.
+    const double error_feedback = layout.grad_compression == "1bit"
+                                      ? kOneBitErrorBytes * (1 + 1.0 / layout.data_parallel) * device.parameter_count
+                                      : 0;
+    device.optimizer = std::llround(kOptimizerBytes * device.parameter_count * optimizer_share + error_feedback);
     device.workspace = layout.workspace_bytes;
   }
   return memory;

@@ -32,6 +32,9 @@ inline constexpr double kFp8WeightCopyBytes = 2;
 // quantized storage), plus the FP8 transpose Hopper's backward GEMMs need, kept once made
 // (transformer_engine/pytorch/tensor/float8_tensor.py): 2 bytes per linear weight in all.
 inline constexpr double kFp8ParameterBytes = 1;
+// 1-bit Adam's fp32 error feedback (--grad-compression 1bit, data_parallel.hpp): 4 bytes for every
+// parameter on the worker and for the 1/d it serves.
+inline constexpr double kOneBitErrorBytes = 4;
 inline constexpr double kFp8ParameterWithTransposeBytes = 2;
 
 // Bytes of one gradient in the data-parallel gradient buffer, which is also what its reduction

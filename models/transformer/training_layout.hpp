@@ -36,6 +36,9 @@ struct TrainingLayout {
   // are FP8 parameters, with no bf16 copy (static_memory.hpp), and the distributed optimizer
   // all-gathers them in FP8.
   bool fp8_param_gather = false;
+  // --grad-compression: a what-if of compressed gradient communication (data_parallel.hpp):
+  // "none", "fp8" (FP8-LM's FP8 all-reduce) or "1bit" (1-bit Adam's compressed all-reduce).
+  std::string grad_compression = "none";
   // Layers of each stage (p * v entries); empty: as even as possible, the remainder on the first
   // stages.
   std::vector<int> layers_per_stage;
