@@ -312,19 +312,15 @@ Recompute recompute_from_text(std::string_view text, const std::string& source) 
   fail(source, "must be none, selective or full, got " + quote(text));
 }
 
+// `text` when it is one of the three `names`, else refused: "must be a, b or c, got 'x'".
+std::string one_of(std::string_view text, const std::array<std::string_view, 3>& names, const std::string& source) {
+  if (std::find(names.begin(), names.end(), text) != names.end()) return std::string(text);
+  fail(source, "must be " + std::string(names[0]) + ", " + std::string(names[1]) + " or " + std::string(names[2]) +
+                   ", got " + quote(text));
+}
+
 std::string precision_from_text(std::string_view text, const std::string& source) {
-  if (text == "bf16" || text == "fp16" || text == "fp8") return std::string(text);
-  fail(source, "must be bf16, fp16 or fp8, got " + quote(text));
-}
-
-std::string grad_dtype_from_text(std::string_view text, const std::string& source) {
-  if (text == "fp32" || text == "bf16" || text == "fp16") return std::string(text);
-  fail(source, "must be fp32, bf16 or fp16, got " + quote(text));
-}
-
-std::string grad_compression_from_text(std::string_view text, const std::string& source) {
-  if (text == "none" || text == "fp8" || text == "1bit") return std::string(text);
-  fail(source, "must be none, fp8 or 1bit, got " + quote(text));
+  return one_of(text, {"bf16", "fp16", "fp8"}, source);
 }
 
 // Layer counts may be 0: a stage can hold only the embedding or only the LM head.
@@ -439,11 +435,11 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
   else if (key == "precision")
     scenario.layout.precision = precision_from_text(text, source);
   else if (key == "grad-compression")
-    scenario.layout.grad_compression = grad_compression_from_text(text, source);
+    scenario.layout.grad_compression = one_of(text, {"none", "fp8", "1bit"}, source);
   else if (key == "fp8-param-gather")
     scenario.layout.fp8_param_gather = bool_from_text(text, source);
   else if (key == "grad-reduce-dtype")
-    scenario.layout.grad_reduce_dtype = grad_dtype_from_text(text, source);
+    scenario.layout.grad_reduce_dtype = one_of(text, {"fp32", "bf16", "fp16"}, source);
   else if (key == "layers-per-stage")
     scenario.layout.layers_per_stage = layer_list_from_text(text, source);
   else if (key == "overlap-grad-reduce")

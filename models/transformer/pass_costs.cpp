@@ -126,10 +126,7 @@ double fp8_casts(const LayerShape& x, const HardwareProfile& profile, const Trai
 }
 
 // The four weight GEMMs of a layer in one pass; F, I and W each run them once (transposed for I and W).
-double weight_gemms(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout, Pass pass) {
-  const std::array<double, 4> times = linear_times(x, profile, layout, pass);
-  return times[0] + times[1] + times[2] + times[3];
-}
+double sum(const std::array<double, 4>& times) { return times[0] + times[1] + times[2] + times[3]; }
 
 // FLOPs of one attention product (scores or context) over all of this rank's heads: 2 s^2 d per
 // head per sequence, b * a/t heads, d = h/a: 2 b s^2 h / t.
@@ -203,22 +200,22 @@ double attention_dropout(const LayerShape& x, const HardwareProfile& profile) {
 }
 
 // The tensor-parallel collectives of one pass: two all-reduces, or two reduce-scatter + all-gather
-// pairs under sequence parallelism.
+// pairs under sequence parallelism. `gemms` are the pass's linear GEMM times (linear_times), which
+// overlapped collectives hide behind.
 double layer_collectives(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout,
-                         bool backward) {
+                         bool backward, const std::array<double, 4>& gemms) {
   if (layout.tensor_parallel <= 1) return 0;
   const double bytes = x.tokens * x.hidden * kActivationBytes;
   const bool inter = tensor_parallel_crosses_nodes(profile, layout);
   const int t = layout.tensor_parallel;
+  const int per_node = tensor_parallel_ranks_per_node(profile, layout);
   if (x.sequence_parallel && layout.tp_comm_overlap) {
     // Transformer Engine's userbuffers (--tp-comm-overlap): each all-gather and reduce-scatter is
     // split into chunks pipelined with the GEMM it feeds or drains (transformer_engine/pytorch/
     // module/base.py, initialize_ub; the AG before QKV and MLP-in, the RS after the attention output
     // and MLP-out), so only what that GEMM does not cover is paid. The same pairs serve I, transposed.
-    const double gather = collective_time(profile, Collective::kAllGather, bytes, t, inter, tensor_parallel_ranks_per_node(profile, layout));
-    const double scatter = collective_time(profile, Collective::kReduceScatter, bytes, t, inter, tensor_parallel_ranks_per_node(profile, layout));
-    const std::array<double, 4> gemms =
-        linear_times(x, profile, layout, backward ? Pass::kInputGrad : Pass::kForward);
+    const double gather = collective_time(profile, Collective::kAllGather, bytes, t, inter, per_node);
+    const double scatter = collective_time(profile, Collective::kReduceScatter, bytes, t, inter, per_node);
     // F: all-gathers before QKV and MLP-in, reduce-scatters after the attention output and MLP-out.
     // I runs the conjugates: a reduce-scatter after the QKV and MLP-in input gradients, an
     // all-gather of dY before the attention-output and MLP-out ones.
@@ -230,10 +227,10 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
     return exposed;
   }
   if (x.sequence_parallel) {
-    return 2 * (collective_time(profile, Collective::kReduceScatter, bytes, t, inter, tensor_parallel_ranks_per_node(profile, layout)) +
-                collective_time(profile, Collective::kAllGather, bytes, t, inter, tensor_parallel_ranks_per_node(profile, layout)));
+    return 2 * (collective_time(profile, Collective::kReduceScatter, bytes, t, inter, per_node) +
+                collective_time(profile, Collective::kAllGather, bytes, t, inter, per_node));
   }
-  return 2 * collective_time(profile, Collective::kAllReduce, bytes, t, inter, tensor_parallel_ranks_per_node(profile, layout));
+  return 2 * collective_time(profile, Collective::kAllReduce, bytes, t, inter, per_node);
 }
 
 }  // namespace
@@ -305,13 +302,12 @@ namespace {
 // issued asynchronously beside the same linear's input-gradient GEMM: only what that GEMM does not
 // cover is paid.
 double sequence_parallel_backward_gathers(const LayerShape& x, const HardwareProfile& profile,
-                                          const TrainingLayout& layout) {
+                                          const TrainingLayout& layout, const std::array<double, 4>& dgrads) {
   if (!x.sequence_parallel || layout.tensor_parallel <= 1) return 0;
   const double gather = collective_time(profile, Collective::kAllGather, x.tokens * x.hidden * kActivationBytes,
                                         layout.tensor_parallel, tensor_parallel_crosses_nodes(profile, layout),
                                         tensor_parallel_ranks_per_node(profile, layout));
   // The QKV and MLP-in input-gradient GEMMs hide the gathers.
-  const std::array<double, 4> dgrads = linear_times(x, profile, layout, Pass::kInputGrad);
   return std::max(0.0, gather - dgrads[0]) + std::max(0.0, gather - dgrads[2]);
 }
 
@@ -320,19 +316,23 @@ double sequence_parallel_backward_gathers(const LayerShape& x, const HardwarePro
 PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile) {
   const LayerShape x = shape_of(arch, layout);
   PassTimes times;
-  times.forward.gemm = weight_gemms(x, profile, layout, Pass::kForward);
+  // Each pass's four linear GEMMs, timed once: their sum and the collectives they hide use them.
+  const std::array<double, 4> forward_gemms = linear_times(x, profile, layout, Pass::kForward);
+  const std::array<double, 4> input_grad_gemms = linear_times(x, profile, layout, Pass::kInputGrad);
+  times.forward.gemm = sum(forward_gemms);
   times.forward.attention = attention_forward(x, profile, layout);
   times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile) +
                          attention_dropout(x, profile) + fp8_casts(x, profile, layout, false);
-  times.forward.collective = layer_collectives(x, profile, layout, false);
+  times.forward.collective = layer_collectives(x, profile, layout, false, forward_gemms);
 
-  times.input_grad.gemm = weight_gemms(x, profile, layout, Pass::kInputGrad);
+  times.input_grad.gemm = sum(input_grad_gemms);
   times.input_grad.attention = attention_backward(x, profile, layout);
   times.input_grad.memory =
       layer_memory_kernels(x, profile, true) + softmax_backward(x, profile) + attention_dropout(x, profile) +
       fp8_casts(x, profile, layout, true);
   times.input_grad.collective =
-      layer_collectives(x, profile, layout, true) + sequence_parallel_backward_gathers(x, profile, layout);
+      layer_collectives(x, profile, layout, true, input_grad_gemms) +
+      sequence_parallel_backward_gathers(x, profile, layout, input_grad_gemms);
   switch (layout.recompute) {
     case Recompute::kNone:
       break;
@@ -345,7 +345,7 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
       break;
   }
 
-  times.weight_grad.gemm = weight_gemms(x, profile, layout, Pass::kWeightGrad);
+  times.weight_grad.gemm = sum(linear_times(x, profile, layout, Pass::kWeightGrad));
   return times;
 }
 
@@ -374,6 +374,7 @@ PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& lay
   const double logits = x.tokens * vocab / x.t;  // elements of this rank's logits
   const double r = x.replicated * kActivationBytes;
   const bool inter = tensor_parallel_crosses_nodes(profile, layout);
+  const int per_node = tensor_parallel_ranks_per_node(profile, layout);
   PassTimes times;
   // Final norm, then the logits GEMM T x h x V/t; its I and W run the same FLOPs.
   times.forward.memory = profile.memory_time(2 * r);
@@ -392,16 +393,16 @@ PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& lay
   times.input_grad.memory += profile.memory_time(6 * logits);
   if (layout.tensor_parallel > 1) {
     times.forward.collective =
-        3 * collective_time(profile, Collective::kAllReduce, 4 * x.tokens, layout.tensor_parallel, inter, tensor_parallel_ranks_per_node(profile, layout));
+        3 * collective_time(profile, Collective::kAllReduce, 4 * x.tokens, layout.tensor_parallel, inter, per_node);
     // Sequence parallelism gathers the final norm's output before the head and scatters its
     // gradient after; without it the input gradient is all-reduced (the f operator's conjugate).
     const double full = x.tokens * x.hidden * kActivationBytes;
     times.forward.collective +=
-        x.sequence_parallel ? collective_time(profile, Collective::kAllGather, full, layout.tensor_parallel, inter, tensor_parallel_ranks_per_node(profile, layout))
+        x.sequence_parallel ? collective_time(profile, Collective::kAllGather, full, layout.tensor_parallel, inter, per_node)
                             : 0;
     times.input_grad.collective =
         collective_time(profile, x.sequence_parallel ? Collective::kReduceScatter : Collective::kAllReduce, full,
-                        layout.tensor_parallel, inter, tensor_parallel_ranks_per_node(profile, layout));
+                        layout.tensor_parallel, inter, per_node);
   }
   return times;
 }
