@@ -5,6 +5,7 @@
 // collective a plain quotient of bytes, so every figure below is computed by hand.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <vector>
 
 #include "models/transformer/data_parallel.hpp"
@@ -263,6 +264,31 @@ TEST_CASE("A ring across nodes moves at the NICs of its node's ranks, as NCCL's 
   CHECK(ppsim::data_parallel_ranks_per_node({gpt(), l, a100}) == 2);
   l.tensor_parallel = 16;
   CHECK(ppsim::data_parallel_ranks_per_node({gpt(), l, a100}) == 1);
+}
+
+TEST_CASE("An all-reduce inside an H100 node runs through NVLink SHARP from five GPUs up, at its published bus bandwidth") {
+  const ppsim::HardwareProfile& h100 = *ppsim::find_hardware_preset("H100-SXM5-80GB");
+  REQUIRE(h100.nvls_bus_bandwidth == 480e9);
+  REQUIRE(h100.nvls_min_ranks == 5);
+  const double bytes = 1 << 30;  // above the link table's 64 MiB knee: no ramp
+  // Eight GPUs: two NVLink latencies plus 2(n-1)/n of the tensor at 480 GB/s (nccl-tests' bus bytes).
+  const double nvls = 2 * 3e-6 + bytes * 2 * 7 / 8 / 480e9;
+  CHECK_THAT(ppsim::nvls_all_reduce_time(h100, bytes, 8), WithinRel(nvls, 1e-12));
+  CHECK_THAT(ppsim::collective_time(h100, ppsim::Collective::kAllReduce, bytes, 8, false), WithinRel(nvls, 1e-12));
+  // The ring it replaces: 14 steps of an eighth at NCCL's 370 of 450 GB/s.
+  const double ring = 14 * (3e-6 + bytes / 8 / 370e9);
+  CHECK_THAT(ppsim::ring_collective_time(h100, bytes, 8, 2, false), WithinRel(ring, 1e-9));
+  // Four GPUs stay on the ring, as NCCL chose on the published 8x H200 sweep.
+  CHECK(std::isinf(ppsim::nvls_all_reduce_time(h100, bytes, 4)));
+  CHECK_THAT(ppsim::collective_time(h100, ppsim::Collective::kAllReduce, bytes, 4, false),
+             WithinRel(ppsim::ring_collective_time(h100, bytes, 4, 2, false), 1e-12));
+  // Reduce-scatters, all-gathers and anything across nodes are rings; A100's switch has no NVLS.
+  CHECK_THAT(ppsim::collective_time(h100, ppsim::Collective::kReduceScatter, bytes, 8, false),
+             WithinRel(ppsim::ring_collective_time(h100, bytes, 8, 1, false), 1e-12));
+  CHECK_THAT(ppsim::collective_time(h100, ppsim::Collective::kAllReduce, bytes, 16, true, 8),
+             WithinRel(ppsim::ring_collective_time(h100, bytes, 16, 2, true, 8), 1e-12));
+  const ppsim::HardwareProfile& a100 = *ppsim::find_hardware_preset("A100-SXM4-80GB");
+  CHECK(std::isinf(ppsim::nvls_all_reduce_time(a100, bytes, 8)));
 }
 
 TEST_CASE("FP8 gradient compression moves 1 byte a gradient and pays its casts") {

@@ -83,6 +83,21 @@ TEST_CASE("A hardware profile with a bad field is refused with the JSON path of 
     CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
                Equals("h.json: $.memory_capacity: must be an integer, got string \"80 GiB\""));
   }
+  SECTION("an NVLS group below two GPUs") {
+    j["intra_node"]["nvls"]["min_ranks"] = 1;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Equals("h.json: $.intra_node.nvls.min_ranks: must be an integer from 2 to 1048576, got 1"));
+  }
+  SECTION("an unknown key in the NVLS figures") {
+    j["intra_node"]["nvls"]["bus_bandwidth"] = 4.8e11;
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Contains("h.json: $.intra_node.nvls.bus_bandwidth: unknown key"));
+  }
+  SECTION("NVLS between nodes") {
+    j["inter_node"]["nvls"] = j["intra_node"]["nvls"];
+    CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),
+               Contains("h.json: $.inter_node.nvls: unknown key"));
+  }
   SECTION("an unknown key, with the nearest known one") {
     j["memory_bandwith"] = 1;
     CHECK_THAT(error_of([&] { ppsim::hardware_profile_from_json(j, "h.json"); }),

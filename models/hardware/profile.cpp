@@ -60,6 +60,9 @@ void set_published_efficiencies(HardwareProfile& p, PublishedGpu gpu) {
   p.intra_link = published_intra_link_table(gpu);
   p.inter_link = published_inter_link_table(gpu);
   p.sustained_clock = published_sustained_clock(gpu);
+  const NvlsFigures nvls = published_nvls(gpu);
+  p.nvls_bus_bandwidth = nvls.all_reduce_bus_bandwidth;
+  p.nvls_min_ranks = nvls.min_ranks;
   p.sources = published_sources(gpu);
   p.efficiency_published = true;
   p.efficiency_assumed = false;
@@ -247,6 +250,10 @@ std::string validate_hardware_profile(const HardwareProfile& p) {
   if (!std::isfinite(p.inter_node_latency) || p.inter_node_latency < 0) {
     return who + "inter_node_latency must be finite and >= 0";
   }
+  if (!std::isfinite(p.nvls_bus_bandwidth) || p.nvls_bus_bandwidth < 0) {
+    return who + "nvls_bus_bandwidth must be finite and >= 0";
+  }
+  if (p.nvls_bus_bandwidth > 0 && p.nvls_min_ranks < 2) return who + "nvls_min_ranks must be >= 2";
   for (std::size_t i = 0; i < p.collectives.size(); ++i) {
     const CollectiveTable& table = p.collectives[i];
     const std::string which = "collectives[" + std::to_string(i) + "] (" + std::string(collective_name(table.op())) +

@@ -40,6 +40,11 @@ struct HardwareProfile {
   double intra_node_latency = 0;    // seconds per message
   double inter_node_bandwidth = 0;  // bytes/s per GPU per direction
   double inter_node_latency = 0;    // seconds per message
+  // NVLink SHARP (NVLS): the NVSwitch reduces an all-reduce in the switch, so inside a node it reaches
+  // a bus bandwidth above the ring's. NCCL picks it from `nvls_min_ranks` GPUs of a node up, when it
+  // is the faster algorithm; 0: the node has no NVLS and every all-reduce is a ring.
+  double nvls_bus_bandwidth = 0;  // bytes/s, nccl-tests' busbw of a large all-reduce
+  int nvls_min_ranks = 0;
 
   EfficiencyTable gemm;        // by FLOPs of one GEMM
   // By FLOPs of one FP8 GEMM (Transformer Engine's linear layers under --precision fp8); empty: the

@@ -183,8 +183,23 @@ std::vector<std::string> published_sources(PublishedGpu gpu) {
             "H100 80GB HBM3, M=4096, N=1024-16384, fp32"
           : "memory: H100's fractions from linkedin/Liger-Kernel benchmark/data/all_benchmark_data.csv at ead96b61 "
             "(no H200 figure published; assumed to carry over)",
-      links};
+      links + "; NVLink SHARP all-reduce: " +
+          (gpu == PublishedGpu::kH100
+               ? "NVIDIA/nccl-tests issues 212 (~480 GB/s bus bandwidth) and 290 (476), 8x H100"
+               : "stas00/ml-engineering network/README.md, SHARP section (8x H200, NCCL 2.27.7: 480.0 GB/s at "
+                 "16 GiB; at 8 GiB Ring at 4 GPUs, NVLS from 5)")};
   return sources;
+}
+
+NvlsFigures published_nvls(PublishedGpu gpu) {
+  // A100's NVSwitch has no in-switch reduction. Hopper's third-generation NVSwitch does: NCCL's NVLS
+  // all-reduce reaches about 480 GB/s of bus bandwidth on eight H100s (NVIDIA/nccl-tests issues 212,
+  // 290) and on eight H200s (480.0 at 16 GiB, ml-engineering network/README.md, SHARP section), where
+  // the ring reaches 370. The same section's sweep by GPU count, at 8 GiB on an 8x H200 node, has
+  // NCCL choose the ring at 4 GPUs and NVLS from 5 (363.3 vs 414.2 GB/s); we take that threshold for
+  // H100 as well, the same switch generation.
+  if (gpu == PublishedGpu::kA100) return {};
+  return {.all_reduce_bus_bandwidth = 480e9, .min_ranks = 5};
 }
 
 }  // namespace ppsim

@@ -36,6 +36,14 @@ EfficiencyTable published_attention_backward(PublishedGpu gpu);
 EfficiencyTable published_intra_link_table(PublishedGpu gpu);
 EfficiencyTable published_inter_link_table(PublishedGpu gpu);
 
+// NVLink SHARP inside a node: the all-reduce's large-message bus bandwidth and the smallest group
+// NCCL runs it for; zero on a GPU whose switch has none.
+struct NvlsFigures {
+  double all_reduce_bus_bandwidth = 0;
+  int min_ranks = 0;
+};
+NvlsFigures published_nvls(PublishedGpu gpu);
+
 // The share of the benchmarks' clock a GPU sustains through training at its power limit.
 double published_sustained_clock(PublishedGpu gpu);
 

@@ -170,9 +170,19 @@ LoadedProfile hardware_profile_from_json(const nlohmann::json& json, const std::
   p.devices_per_node = static_cast<int>(fields.integer("devices_per_node", 1, 1 << 20));
   for (const bool inter : {false, true}) {
     const JsonFields link = fields.object(inter ? "inter_node" : "intra_node");
-    link.refuse_unknown({"bandwidth", "latency"});
+    if (inter) {
+      link.refuse_unknown({"bandwidth", "latency"});
+    } else {
+      link.refuse_unknown({"bandwidth", "latency", "nvls"});
+    }
     (inter ? p.inter_node_bandwidth : p.intra_node_bandwidth) = link.positive("bandwidth");
     (inter ? p.inter_node_latency : p.intra_node_latency) = link.positive("latency", /*allow_zero=*/true);
+    if (!inter && link.has("nvls")) {
+      const JsonFields nvls = link.object("nvls");
+      nvls.refuse_unknown({"all_reduce_bus_bandwidth", "min_ranks"});
+      p.nvls_bus_bandwidth = nvls.number_in("all_reduce_bus_bandwidth", kMinRateBytesPerSecond, kMaxRateBytesPerSecond);
+      p.nvls_min_ranks = static_cast<int>(nvls.integer("min_ranks", 2, 1 << 20));
+    }
   }
   if (fields.has("host_link")) {
     const JsonFields host = fields.object("host_link");
@@ -250,6 +260,10 @@ nlohmann::ordered_json hardware_profile_to_json(const HardwareProfile& profile,
   out["memory_capacity"] = profile.memory_capacity;
   out["devices_per_node"] = profile.devices_per_node;
   out["intra_node"] = {{"bandwidth", profile.intra_node_bandwidth}, {"latency", profile.intra_node_latency}};
+  if (profile.nvls_bus_bandwidth > 0) {
+    out["intra_node"]["nvls"] = {{"all_reduce_bus_bandwidth", profile.nvls_bus_bandwidth},
+                                 {"min_ranks", profile.nvls_min_ranks}};
+  }
   out["inter_node"] = {{"bandwidth", profile.inter_node_bandwidth}, {"latency", profile.inter_node_latency}};
   if (profile.host_bandwidth > 0) out["host_link"] = {{"bandwidth", profile.host_bandwidth}};
   if (profile.crc32_rate > 0) out["crc32_rate"] = profile.crc32_rate;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
+#include <span>
 #include <string_view>
 
 namespace ppsim {
@@ -276,14 +278,30 @@ double ring_collective_time(const HardwareProfile& profile, double bytes, int ra
   return steps * (latency + chunk / (bandwidth * efficiency));
 }
 
+double nvls_all_reduce_time(const HardwareProfile& profile, double bytes, int ranks) {
+  if (!(profile.nvls_bus_bandwidth > 0) || ranks < profile.nvls_min_ranks || ranks <= 1 || !(bytes > 0)) {
+    return std::numeric_limits<double>::infinity();
+  }
+  // The published bus bandwidth is a large message's; smaller ones ramp up as the ring's link table
+  // does (the same NVLink, the same protocols below a few MiB).
+  const std::span<const EfficiencyPoint> link = profile.intra_link.points();
+  const double ramp = link.empty() ? 1.0 : profile.intra_link.at(bytes) / link.back().fraction;
+  const double bus_bytes = bytes * 2.0 * (ranks - 1) / ranks;
+  return 2 * profile.intra_node_latency + bus_bytes / (profile.nvls_bus_bandwidth * ramp);
+}
+
 double collective_time(const HardwareProfile& profile, Collective op, double bytes, int ranks, bool inter_node,
                        int ranks_per_node) {
   if (ranks <= 1 || !(bytes > 0)) return 0;
   if (!inter_node) {
     if (const CollectiveTable* measured = profile.collective_table(op, ranks)) return measured->time(bytes);
   }
-  return ring_collective_time(profile, bytes, ranks, op == Collective::kAllReduce ? 2 : 1, inter_node,
-                              ranks_per_node);
+  const double ring = ring_collective_time(profile, bytes, ranks, op == Collective::kAllReduce ? 2 : 1, inter_node,
+                                           ranks_per_node);
+  // NCCL runs whichever algorithm its cost model finds faster (src/graph/tuning.cc); inside a node
+  // with NVLink SHARP that is NVLS for large all-reduces.
+  if (op == Collective::kAllReduce && !inter_node) return std::min(ring, nvls_all_reduce_time(profile, bytes, ranks));
+  return ring;
 }
 
 int tensor_parallel_ranks_per_node(const HardwareProfile& profile, const TrainingLayout& layout) {

@@ -71,9 +71,16 @@ struct PassTimes {
 double ring_collective_time(const HardwareProfile& profile, double bytes, int ranks, int phases, bool inter_node,
                             int ranks_per_node = 1);
 
+// Seconds of an all-reduce of `bytes` among `ranks` GPUs of one node through NVLink SHARP: two
+// latencies (reduce in the switch, multicast back) plus nccl-tests' bus bytes, 2(n-1)/n of the tensor,
+// at the profile's NVLS bus bandwidth, ramped below large messages as the intra-node link table is.
+// Infinite where the node has no NVLS or the group is below the size NCCL runs it for.
+double nvls_all_reduce_time(const HardwareProfile& profile, double bytes, int ranks);
+
 // Seconds of `op` on a `bytes` tensor among `ranks` GPUs: from the profile's measured table for that
 // operation and group size when the group fits in a node and the profile has one (collectives.hpp),
-// otherwise derived as a ring (all-reduce two phases; reduce-scatter, all-gather and all-to-all one).
+// otherwise derived as a ring (all-reduce two phases; reduce-scatter, all-gather and all-to-all one),
+// or, for an all-reduce inside a node with NVLink SHARP, NVLS when that is faster.
 double collective_time(const HardwareProfile& profile, Collective op, double bytes, int ranks, bool inter_node,
                        int ranks_per_node = 1);
 

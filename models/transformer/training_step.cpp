@@ -102,9 +102,20 @@ double optimizer_step_time(const TransformerSetup& setup, double parameter_count
     return setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(28 * shard);
   }
   const double shard = layout.distributed_optimizer ? parameter_count / layout.data_parallel : parameter_count;
+  // Each step starts by zeroing the whole gradient buffer, not just the optimizer's shard
+  // (megatron/training/training.py, train_step: model_chunk.zero_grad_buffer(), which clears
+  // param_and_grad_buffer.py's grad_data): one write of every gradient on the device.
+  double seconds = setup.hardware.memory_time(gradient_bytes(layout) * parameter_count);
   // Gradient norm for clipping: read the fp32 gradients once. Fused Adam: read the fp32 gradient,
-  // master weight, m and v (16 bytes), write master, m and v (12) and the bf16 weight (2): 30 bytes.
-  double seconds = setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(30 * shard);
+  // master weight, m and v (16 bytes), write master, m and v (12). Then a separate kernel copies the
+  // new fp32 master weights into the bf16 parameters (read 4, write 2: distrib_optimizer.py and
+  // optimizer.py, _copy_main_params_to_model_params): 34 bytes in all.
+  seconds += setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(28 * shard) +
+             setup.hardware.memory_time(6 * shard);
+  // fp16 trains under a loss scale: the main gradients are unscaled and checked for inf/NaN before
+  // the step (megatron/core/optimizer/optimizer.py, MixedPrecisionOptimizer
+  // ._unscale_main_grads_and_check_for_nan: read and write 4 bytes each).
+  if (layout.precision == "fp16") seconds += setup.hardware.memory_time(8 * shard);
   // A 16-bit gradient buffer is first copied into the shard's fp32 main gradients (read 2, write 4
   // bytes: megatron/core/optimizer/distrib_optimizer.py, _copy_model_grads_to_main_grads).
   if (gradient_bytes(layout) < kGradientBytes) seconds += setup.hardware.memory_time(6 * shard);

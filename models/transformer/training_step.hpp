@@ -101,8 +101,10 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
 // all-reduced over the d ranks (reduce-scattered with the distributed optimizer).
 double dp_reduce_time(const TransformerSetup& setup, double parameter_count);
 
-// Seconds of one device's optimizer step: the gradient-norm pass and the fused Adam update over its
-// shard of the parameters (memory-bound: 34 bytes per parameter, see the .cpp), plus the bf16
+// Seconds of one device's optimizer step: zeroing its whole gradient buffer, then the gradient-norm
+// pass, the fused Adam update and the copy into the bf16 parameters over its shard (memory-bound:
+// 4 bytes per gradient, then 38 per parameter of the shard, 8 more under fp16's loss scale; see the
+// .cpp), plus the bf16
 // parameter all-gather of the distributed optimizer unless it overlaps the next step, and under FP8
 // the cast of `fp8_weight_count` linear weights to their FP8 copies (4 bytes each).
 double optimizer_step_time(const TransformerSetup& setup, double parameter_count, double fp8_weight_count = 0);
