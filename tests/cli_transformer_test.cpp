@@ -166,6 +166,32 @@ TEST_CASE("bad transformer settings exit 2 with one line naming the flag", "[cli
   CHECK_THAT(run.err, Catch::Matchers::StartsWith(expected));
 }
 
+TEST_CASE("A model the cost model cannot time yet is refused in one line naming --model", "[cli][transformer][errors]") {
+  TempDir dir("moe-model");
+  nlohmann::json model = {{"name", "mixtral-8x7b"}, {"layers", 32},  {"hidden", 4096},
+                          {"heads", 32},            {"kv_heads", 8}, {"ffn_hidden", 14336},
+                          {"gated_mlp", true},      {"vocab", 32000}, {"norm", "rmsnorm"}};
+  model["moe"] = {{"experts", 8}, {"top_k", 2}, {"expert_ffn_hidden", 14336}};
+  const std::string moe = dir.file("mixtral.json");
+  std::ofstream(moe) << model.dump();
+  Run run = ppsim_cli({"run", "--model", moe, "-p", "2", "-m", "4"});
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.out.empty());
+  CHECK(run.err == "ppsim: error: --model: mixtral-8x7b has mixture-of-experts layers, which ppsim does not simulate yet\n");
+  // Qwen3's heads are wider than hidden / heads: 32 x 128 = 4096 against hidden 2048.
+  model.erase("moe");
+  model["name"] = "wide-heads";
+  model["hidden"] = 2048;
+  model["head_dim"] = 128;
+  const std::string wide = dir.file("wide.json");
+  std::ofstream(wide) << model.dump();
+  run = ppsim_cli({"run", "--model", wide, "-p", "2", "-m", "4"});
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.err ==
+        "ppsim: error: --model: wide-heads's queries are 4096 wide (heads x head_dim), not its hidden 2048, which ppsim "
+        "does not simulate yet\n");
+}
+
 TEST_CASE("bad transformer keys in a config name their JSON path", "[cli][transformer][errors]") {
   const std::string path = "ppsim-transformer-test-config.json";
   using Case = std::pair<std::string, std::string>;

@@ -180,6 +180,42 @@ TEST_CASE("Every architecture preset survives a round trip through its JSON form
   }
 }
 
+TEST_CASE("An MoE architecture survives a round trip and bad expert settings name their JSON path") {
+  ppsim::Architecture arch = *ppsim::find_architecture_preset("llama3.1-8b");
+  arch.name = "moe";
+  arch.head_dim = 256;
+  arch.qk_norm = true;
+  arch.moe = {.experts = 64, .top_k = 6, .expert_ffn_hidden = 1408, .shared_experts = 2,
+              .shared_expert_ffn_hidden = 2816, .dense_layers = 1, .layer_freq = 2};
+  const json written = json::parse(ppsim::architecture_to_json(arch).dump());
+  CHECK(ppsim::architecture_from_json(written, "round-trip") == arch);
+  // A dense model writes none of the MoE keys, so configs/models stay as they were.
+  const json dense = json::parse(ppsim::architecture_to_json(*ppsim::find_architecture_preset("llama3.1-8b")).dump());
+  CHECK_FALSE(dense.contains("moe"));
+  CHECK_FALSE(dense.contains("head_dim"));
+  json j = written;
+  SECTION("more experts per token than experts") {
+    j["moe"]["top_k"] = 65;
+    CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
+               Equals("m.json: $.moe.top_k: must be an integer from 1 to 64, got 65"));
+  }
+  SECTION("a shared expert width without shared experts") {
+    j["moe"].erase("shared_experts");
+    CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
+               Equals("m.json: $.moe.shared_expert_ffn_hidden: needs shared_experts above 0"));
+  }
+  SECTION("every layer dense") {
+    j["moe"]["dense_layers"] = 32;
+    CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
+               Equals("m.json: $.moe.dense_layers: must be an integer from 0 to 31, got 32"));
+  }
+  SECTION("an unknown expert key") {
+    j["moe"]["num_experts"] = 8;
+    CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
+               Contains("m.json: $.moe.num_experts: unknown key"));
+  }
+}
+
 TEST_CASE("An architecture with inconsistent heads is refused with the JSON path") {
   json j = json::parse(ppsim::architecture_to_json(*ppsim::find_architecture_preset("llama3.1-8b")).dump());
   SECTION("heads that do not divide hidden") {

@@ -129,6 +129,86 @@ TEST_CASE("Untying the LM head adds vocab x hidden parameters") {
   CHECK(untied - ppsim::parameter_count(arch) == arch.vocab * arch.hidden);
 }
 
+namespace {
+
+// A Mixtral- or Qwen3-style MoE: SwiGLU experts, RMSNorm, no biases, untied LM head, every layer MoE.
+Architecture moe_model(int layers, std::int64_t hidden, int heads, int kv_heads, std::int64_t head_dim, int experts,
+                       int top_k, std::int64_t expert_ffn, std::int64_t vocab, bool qk_norm) {
+  Architecture arch{.name = "moe", .layers = layers, .hidden = hidden, .heads = heads, .kv_heads = kv_heads,
+                    .ffn_hidden = expert_ffn, .gated_mlp = true, .vocab = vocab, .norm = Architecture::kRmsNorm};
+  arch.head_dim = head_dim;
+  arch.qk_norm = qk_norm;
+  arch.moe = {.experts = experts, .top_k = top_k, .expert_ffn_hidden = expert_ffn};
+  return arch;
+}
+
+// The "B" figure a model card prints: Mistral rounds to the step, Qwen cuts off after it (3.35B of
+// Qwen3-30B-A3B is its "3.3B", 30.53B its "30.5B").
+double billions(std::int64_t count, double step) { return std::round(static_cast<double>(count) / 1e9 / step) * step; }
+double billions_cut(std::int64_t count, double step) {
+  return std::floor(static_cast<double>(count) / 1e9 / step) * step;
+}
+
+}  // namespace
+
+TEST_CASE("MoE parameter counts, total and activated, match the model cards") {
+  SECTION("Mixtral 8x7B: 46.7B total, 12.9B active (Mistral AI, Mixtral of experts, 2023; HF config.json)") {
+    const Architecture arch = moe_model(32, 4096, 32, 8, 0, 8, 2, 14336, 32000, false);
+    // Per layer: attention 2 x 4096^2 + 2 x 4096 x 1024, router 4096 x 8, experts 8 x 3 x 4096 x 14336,
+    // two norms; plus embedding and LM head 2 x 32000 x 4096 and the final norm.
+    CHECK(ppsim::parameter_count(arch) == 46'702'792'704);
+    CHECK(ppsim::active_parameter_count(arch) == 12'879'925'248);
+    CHECK(billions(ppsim::active_parameter_count(arch), 0.1) == Approx(12.9));
+  }
+  SECTION("Mixtral 8x22B: 141B total, 39B active (Mistral AI, Cheaper, Better, Faster, Stronger, 2024)") {
+    const Architecture arch = moe_model(56, 6144, 48, 8, 0, 8, 2, 16384, 32768, false);
+    CHECK(billions(ppsim::parameter_count(arch), 1) == 141);
+    CHECK(billions(ppsim::active_parameter_count(arch), 1) == 39);
+  }
+  SECTION("Qwen3-30B-A3B: 30.5B total, 3.3B activated (Qwen/Qwen3-30B-A3B model card and config.json)") {
+    const Architecture arch = moe_model(48, 2048, 32, 4, 128, 128, 8, 768, 151936, true);
+    CHECK(ppsim::parameter_count(arch) == 30'532'122'624);
+    CHECK(ppsim::active_parameter_count(arch) == 3'353'032'704);
+    CHECK(billions_cut(ppsim::parameter_count(arch), 0.1) == Approx(30.5));
+    CHECK(billions_cut(ppsim::active_parameter_count(arch), 0.1) == Approx(3.3));
+    CHECK_FALSE(ppsim::attention_matches_hidden(arch));  // 32 heads of 128: queries 4096 wide
+  }
+  SECTION("Qwen3-235B-A22B: 235B total, 22B activated (Qwen/Qwen3-235B-A22B model card and config.json)") {
+    const Architecture arch = moe_model(94, 4096, 64, 4, 128, 128, 8, 1536, 151936, true);
+    CHECK(billions_cut(ppsim::parameter_count(arch), 1) == 235);
+    CHECK(billions_cut(ppsim::active_parameter_count(arch), 1) == 22);
+  }
+}
+
+TEST_CASE("Dense first layers, a layer frequency and shared experts follow Megatron's and DeepSeek's rules") {
+  Architecture arch = moe_model(8, 64, 4, 4, 0, 4, 2, 32, 100, false);
+  arch.ffn_hidden = 256;
+  arch.moe.dense_layers = 3;
+  arch.moe.layer_freq = 2;
+  arch.moe.shared_experts = 1;
+  arch.moe.shared_expert_ffn_hidden = 48;
+  // Layers 0-2 dense; from 3 on, the even ones: 4 and 6.
+  CHECK_FALSE(ppsim::is_moe_layer(arch, 2));
+  CHECK_FALSE(ppsim::is_moe_layer(arch, 3));
+  CHECK(ppsim::is_moe_layer(arch, 4));
+  CHECK(ppsim::is_moe_layer(arch, 6));
+  CHECK(ppsim::moe_layer_count(arch) == 2);
+  // attention 4 x 64^2 and two norms 2 x 64; dense MLP 3 x 64 x 256; MoE: router 64 x 4, four routed
+  // experts 3 x 64 x 32 each, the shared one 3 x 64 x 48.
+  const std::int64_t attention = 4 * 64 * 64 + 2 * 64;
+  CHECK(ppsim::layer_parameter_count(arch) == attention + 3 * 64 * 256);
+  CHECK(ppsim::moe_layer_parameter_count(arch) == attention + 64 * 4 + 4 * 3 * 64 * 32 + 3 * 64 * 48);
+  CHECK(ppsim::moe_layer_parameter_count(arch, true) == attention + 64 * 4 + 2 * 3 * 64 * 32 + 3 * 64 * 48);
+  const std::int64_t outside = 2 * 100 * 64 + 64;  // embedding, LM head, final norm
+  CHECK(ppsim::parameter_count(arch) ==
+        outside + 6 * ppsim::layer_parameter_count(arch) + 2 * ppsim::moe_layer_parameter_count(arch));
+  CHECK(ppsim::active_parameter_count(arch) ==
+        outside + 6 * ppsim::layer_parameter_count(arch) + 2 * ppsim::moe_layer_parameter_count(arch, true));
+  // A dense model's active count is its whole count.
+  arch.moe = {};
+  CHECK(ppsim::active_parameter_count(arch) == ppsim::parameter_count(arch));
+}
+
 TEST_CASE("The JSON presets in configs/models equal the built-in presets field by field") {
   std::set<std::string> seen;
   for (const auto& entry : std::filesystem::directory_iterator(models_dir())) {

@@ -8,7 +8,8 @@ namespace ppsim {
 Architecture architecture_from_json(const nlohmann::json& json, const std::string& origin) {
   const JsonFields fields(json, origin, "$");
   fields.refuse_unknown({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab",
-                         "tied_embeddings", "norm", "linear_biases", "learned_positions", "dropout", "source"});
+                         "tied_embeddings", "norm", "linear_biases", "learned_positions", "dropout", "head_dim", "qk_norm",
+                         "moe", "source"});
   // Bounds far above any published model, low enough that products of them stay exact in doubles.
   constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;
   Architecture arch;
@@ -36,8 +37,27 @@ Architecture architecture_from_json(const nlohmann::json& json, const std::strin
     arch.dropout = fields.positive("dropout", true);
     if (arch.dropout >= 1) fields.fail("dropout", "must be a probability below 1, got " + json_excerpt(fields.at("dropout")));
   }
+  if (fields.has("head_dim")) arch.head_dim = fields.integer("head_dim", 1, kMaxWidth);
+  arch.qk_norm = fields.has("qk_norm") && fields.boolean("qk_norm");
+  if (fields.has("moe")) {
+    const JsonFields moe = fields.object("moe");
+    moe.refuse_unknown({"experts", "top_k", "expert_ffn_hidden", "shared_experts", "shared_expert_ffn_hidden",
+                        "dense_layers", "layer_freq"});
+    Architecture::Moe& m = arch.moe;
+    m.experts = static_cast<int>(moe.integer("experts", 1, 1 << 20));
+    m.top_k = static_cast<int>(moe.integer("top_k", 1, m.experts));
+    m.expert_ffn_hidden = moe.integer("expert_ffn_hidden", 1, kMaxWidth);
+    if (moe.has("shared_experts")) m.shared_experts = static_cast<int>(moe.integer("shared_experts", 0, 1 << 16));
+    if (m.shared_experts > 0) {
+      m.shared_expert_ffn_hidden = moe.integer("shared_expert_ffn_hidden", 1, kMaxWidth);
+    } else if (moe.has("shared_expert_ffn_hidden")) {
+      moe.fail("shared_expert_ffn_hidden", "needs shared_experts above 0");
+    }
+    if (moe.has("dense_layers")) m.dense_layers = static_cast<int>(moe.integer("dense_layers", 0, arch.layers - 1));
+    if (moe.has("layer_freq")) m.layer_freq = static_cast<int>(moe.integer("layer_freq", 1, arch.layers));
+  }
   arch.source = fields.has("source") ? fields.string("source") : "";
-  if (arch.hidden % arch.heads != 0) {
+  if (arch.head_dim == 0 && arch.hidden % arch.heads != 0) {
     fields.fail("heads", std::to_string(arch.heads) + " heads do not divide hidden " + std::to_string(arch.hidden));
   }
   if (arch.heads % arch.kv_heads != 0) {
@@ -64,6 +84,19 @@ nlohmann::ordered_json architecture_to_json(const Architecture& arch) {
   out["linear_biases"] = arch.linear_biases;
   out["learned_positions"] = arch.learned_positions;
   out["dropout"] = arch.dropout;
+  if (arch.head_dim > 0) out["head_dim"] = arch.head_dim;
+  if (arch.qk_norm) out["qk_norm"] = true;
+  if (has_experts(arch)) {
+    const Architecture::Moe& m = arch.moe;
+    nlohmann::ordered_json moe = {{"experts", m.experts}, {"top_k", m.top_k}, {"expert_ffn_hidden", m.expert_ffn_hidden}};
+    if (m.shared_experts > 0) {
+      moe["shared_experts"] = m.shared_experts;
+      moe["shared_expert_ffn_hidden"] = m.shared_expert_ffn_hidden;
+    }
+    if (m.dense_layers > 0) moe["dense_layers"] = m.dense_layers;
+    if (m.layer_freq > 1) moe["layer_freq"] = m.layer_freq;
+    out["moe"] = moe;
+  }
   out["source"] = arch.source;
   return out;
 }

@@ -9,8 +9,8 @@
 
 namespace ppsim {
 
-// Reads and checks an architecture (positive sizes, heads dividing hidden, kv_heads dividing
-// heads); throws JsonInputError "origin: $.path: what".
+// Reads and checks an architecture (positive sizes, heads dividing hidden unless head_dim is given,
+// kv_heads dividing heads, top_k at most the experts); throws JsonInputError "origin: $.path: what".
 Architecture architecture_from_json(const nlohmann::json& json, const std::string& origin);
 
 // Reads `path`.

@@ -7,40 +7,88 @@
 namespace ppsim {
 
 std::int64_t head_size(const Architecture& arch) {
+  if (arch.head_dim > 0) return arch.head_dim;
   assert(arch.heads > 0 && arch.hidden % arch.heads == 0);
   return arch.hidden / arch.heads;
 }
 
-std::int64_t layer_linear_weight_count(const Architecture& arch) {
-  const std::int64_t h = arch.hidden;
-  const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
-  // Attention: Q (h x h), K and V (h x kv each), output projection O (h x h). MLP: gated has gate
-  // and up (h x f each) and down (f x h); plain has up and down.
-  return h * h + 2 * h * kv + h * h + (arch.gated_mlp ? 3 : 2) * h * arch.ffn_hidden;
+bool attention_matches_hidden(const Architecture& arch) {
+  return arch.heads > 0 && std::int64_t{arch.heads} * head_size(arch) == arch.hidden;
 }
 
-std::int64_t layer_parameter_count(const Architecture& arch) {
+bool has_experts(const Architecture& arch) { return arch.moe.experts > 0; }
+
+bool is_moe_layer(const Architecture& arch, int index) {
+  return has_experts(arch) && index >= arch.moe.dense_layers && arch.moe.layer_freq > 0 &&
+         index % arch.moe.layer_freq == 0;
+}
+
+int moe_layer_count(const Architecture& arch) {
+  int count = 0;
+  for (int i = 0; i < arch.layers; ++i) count += is_moe_layer(arch, i) ? 1 : 0;
+  return count;
+}
+
+namespace {
+
+// One MLP of inner width f: gated has gate and up (h x f each) and down (f x h); plain has up and
+// down. Biases, when the model has them, on each output.
+std::int64_t mlp_parameter_count(const Architecture& arch, std::int64_t f, bool biases) {
   const std::int64_t h = arch.hidden;
+  std::int64_t count = (arch.gated_mlp ? 3 : 2) * h * f;
+  if (biases) count += (arch.gated_mlp ? 2 * f : f) + h;
+  return count;
+}
+
+// Attention and the two norms, which dense and MoE layers share.
+std::int64_t attention_and_norm_parameter_count(const Architecture& arch) {
+  const std::int64_t h = arch.hidden;
+  const std::int64_t q = std::int64_t{arch.heads} * head_size(arch);        // query and output width
   const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
-  const std::int64_t f = arch.ffn_hidden;
-  std::int64_t count = layer_linear_weight_count(arch);
-  if (arch.linear_biases) {
-    count += h + 2 * kv + h;                    // Q, K, V, O biases
-    count += (arch.gated_mlp ? 2 * f : f) + h;  // up (and gate) biases, down bias
-  }
+  std::int64_t count = h * q + 2 * h * kv + q * h;
+  if (arch.linear_biases) count += q + 2 * kv + h;  // Q, K, V, O biases
+  if (arch.qk_norm) count += 2 * head_size(arch);
   // Two norms per layer (before attention and before the MLP): LayerNorm has scale and bias.
   count += 2 * (arch.norm == Architecture::kLayerNorm ? 2 * h : h);
   return count;
 }
 
-std::int64_t parameter_count(const Architecture& arch) {
+std::int64_t model_parameter_count(const Architecture& arch, bool active) {
   const std::int64_t h = arch.hidden;
   std::int64_t count = arch.vocab * h + arch.learned_positions * h;
-  count += std::int64_t{arch.layers} * layer_parameter_count(arch);
+  const int moe_layers = moe_layer_count(arch);
+  count += std::int64_t{arch.layers - moe_layers} * layer_parameter_count(arch);
+  count += std::int64_t{moe_layers} * moe_layer_parameter_count(arch, active);
   count += arch.norm == Architecture::kLayerNorm ? 2 * h : h;  // final norm
   if (!arch.tied_embeddings) count += arch.vocab * h;          // separate LM head
   return count;
 }
+
+}  // namespace
+
+std::int64_t layer_linear_weight_count(const Architecture& arch) {
+  const std::int64_t h = arch.hidden;
+  const std::int64_t q = std::int64_t{arch.heads} * head_size(arch);
+  const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
+  // Attention: Q (h x q), K and V (h x kv each), output projection O (q x h), then the MLP.
+  return h * q + 2 * h * kv + q * h + mlp_parameter_count(arch, arch.ffn_hidden, false);
+}
+
+std::int64_t layer_parameter_count(const Architecture& arch) {
+  return attention_and_norm_parameter_count(arch) + mlp_parameter_count(arch, arch.ffn_hidden, arch.linear_biases);
+}
+
+std::int64_t moe_layer_parameter_count(const Architecture& arch, bool active) {
+  const Architecture::Moe& moe = arch.moe;
+  const std::int64_t routed = active ? moe.top_k : moe.experts;
+  return attention_and_norm_parameter_count(arch) + arch.hidden * moe.experts +  // the router
+         routed * mlp_parameter_count(arch, moe.expert_ffn_hidden, arch.linear_biases) +
+         std::int64_t{moe.shared_experts} * mlp_parameter_count(arch, moe.shared_expert_ffn_hidden, arch.linear_biases);
+}
+
+std::int64_t parameter_count(const Architecture& arch) { return model_parameter_count(arch, false); }
+
+std::int64_t active_parameter_count(const Architecture& arch) { return model_parameter_count(arch, true); }
 
 namespace {
 

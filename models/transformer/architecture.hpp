@@ -34,18 +34,58 @@ struct Architecture {
   // recipe), 0.1 for the GPT-3-era models (Megatron-LM's default --hidden-dropout and
   // --attention-dropout). It adds the mask kernels and, above 0, the masks in the stash.
   double dropout = 0;
+  // The width of one attention head where the model card gives it apart from hidden / heads (Qwen3:
+  // 128 with hidden 2048 and 32 heads, so queries are 4096 wide); 0: hidden / heads.
+  std::int64_t head_dim = 0;
+  // RMSNorm over each head's queries and keys before the rotary embedding (Qwen3's q_norm and
+  // k_norm): one head_dim-wide scale each, shared by the heads.
+  bool qk_norm = false;
+
+  // Mixture-of-experts MLPs (Shazeer et al. 2017; Fedus et al., Switch Transformers, 2022): a router
+  // (an h x experts linear layer, no bias) sends each token to top_k of the layer's routed experts,
+  // each an MLP of expert_ffn_hidden (gated as the dense MLP is), and through every shared expert.
+  // No experts: a dense model.
+  struct Moe {
+    int experts = 0;
+    int top_k = 0;
+    std::int64_t expert_ffn_hidden = 0;
+    int shared_experts = 0;  // always-on experts (DeepSeek-V3: 1)
+    std::int64_t shared_expert_ffn_hidden = 0;
+    // Which layers are MoE: layer i (from 0) when i >= dense_layers and i % layer_freq == 0, the rest
+    // keep the dense MLP of ffn_hidden. dense_layers is Hugging Face's first_k_dense_replace
+    // (DeepSeek-V3: 3); layer_freq is Megatron-LM's integer --moe-layer-freq (1: every layer).
+    int dense_layers = 0;
+    int layer_freq = 1;
+
+    bool operator==(const Moe&) const = default;
+  } moe;
+
   std::string source;                  // where the numbers come from (paper table, model card)
 
   bool operator==(const Architecture&) const = default;
 };
 
-// Width of one attention head: hidden / heads.
+// Whether the model has mixture-of-experts layers, and whether layer `index` (from 0) is one.
+bool has_experts(const Architecture& arch);
+bool is_moe_layer(const Architecture& arch, int index);
+int moe_layer_count(const Architecture& arch);
+
+// Width of one attention head: head_dim when the model sets it, else hidden / heads.
 std::int64_t head_size(const Architecture& arch);
 
-// Parameters of one transformer layer: attention (Q and O are h x h; K and V are h x (kv_heads *
-// head_size), which is the GQA saving), MLP (3 h f gated, 2 h f plain), two norms, and biases when
-// the model has them.
+// Whether the queries are as wide as the residual stream (heads x head size == hidden), as every
+// model the cost model times assumes.
+bool attention_matches_hidden(const Architecture& arch);
+
+// Parameters of one transformer layer with a dense MLP: attention (Q and O are h x q with q = heads *
+// head_size, h for most models; K and V are h x (kv_heads * head_size), which is the GQA saving),
+// MLP (3 h f gated, 2 h f plain), two norms, the QK norms, and biases when the model has them.
 std::int64_t layer_parameter_count(const Architecture& arch);
+
+// Parameters of one MoE layer: the same attention and norms, the router (h x experts), every routed
+// and shared expert, with biases when the model has them. With `active`, only what one token goes
+// through: top_k routed experts, the shared ones and the router.
+std::int64_t moe_layer_parameter_count(const Architecture& arch, bool active = false);
 
 // Of those, the weights of the layer's linear layers (Q, K, V, O and the MLP's two or three
 // matrices): no biases, no norms.
@@ -54,6 +94,11 @@ std::int64_t layer_linear_weight_count(const Architecture& arch);
 // Whole model: token embedding, learned positions, all layers, the final norm, and a separate LM
 // head (vocab x h) unless it is tied to the embedding.
 std::int64_t parameter_count(const Architecture& arch);
+
+// The parameters one token goes through, as MoE model cards count "activated" parameters: the
+// whole model but only top_k routed experts in each MoE layer (embedding and LM head included).
+// Equal to parameter_count for a dense model.
+std::int64_t active_parameter_count(const Architecture& arch);
 
 // Built-in presets; configs/models/<name>.json holds the same data (a test checks they agree).
 std::span<const Architecture> architecture_presets();
