@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <memory>
 
 #include "models/json/architecture_json.hpp"
@@ -35,10 +36,17 @@ namespace {
 
 // What the JSON schema can describe but the cost model does not time yet: its layers assume dense
 // MLPs and queries as wide as the hidden size.
+std::string billions(std::int64_t count) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.4gB", static_cast<double>(count) / 1e9);
+  return buffer;
+}
+
 Architecture simulable(const Scenario& scenario, Architecture arch) {
   if (has_experts(arch)) {
-    throw InputError(scenario.source_of("model") + ": " + arch.name +
-                     " has mixture-of-experts layers, which ppsim does not simulate yet");
+    throw InputError(scenario.source_of("model") + ": " + arch.name + " has mixture-of-experts layers (" +
+                     billions(parameter_count(arch)) + " parameters, " + billions(active_parameter_count(arch)) +
+                     " active per token), which ppsim does not simulate yet");
   }
   if (!attention_matches_hidden(arch)) {
     throw InputError(scenario.source_of("model") + ": " + arch.name + "'s queries are " +

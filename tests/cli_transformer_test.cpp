@@ -177,7 +177,8 @@ TEST_CASE("A model the cost model cannot time yet is refused in one line naming 
   Run run = ppsim_cli({"run", "--model", moe, "-p", "2", "-m", "4"});
   CHECK(run.status == ppsim::kExitBadInput);
   CHECK(run.out.empty());
-  CHECK(run.err == "ppsim: error: --model: mixtral-8x7b has mixture-of-experts layers, which ppsim does not simulate yet\n");
+  CHECK(run.err == "ppsim: error: --model: mixtral-8x7b has mixture-of-experts layers (46.7B parameters, 12.88B active per token), "
+                   "which ppsim does not simulate yet\n");
   // Qwen3's heads are wider than hidden / heads: 32 x 128 = 4096 against hidden 2048.
   model.erase("moe");
   model["name"] = "wide-heads";
