@@ -21,7 +21,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 62> kSettings = {{
+constexpr std::array<SettingInfo, 64> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -65,6 +65,10 @@ constexpr std::array<SettingInfo, 62> kSettings = {{
     {"global-batch", "--global-batch", "N", "sequences per optimizer step; m = global batch / (b * d)"},
     {"t", "-t,--tensor-parallel", "N", "tensor-parallel degree (default 1)"},
     {"d", "-d,--data-parallel", "N", "data-parallel degree (default 1)"},
+    {"e", "-e,--expert-parallel", "N",
+     "expert-parallel degree of an MoE model, folded out of d: each rank holds experts/e of them (default 1)"},
+    {"moe-imbalance", "--moe-imbalance", "X",
+     "tokens the busiest expert rank receives over the balanced share, >= 1 (default 1: balanced)"},
     {"sequence-parallel", "--sequence-parallel", "", "shard the norms and residuals over the sequence (t > 1)"},
     {"recompute", "--recompute", "MODE", "activation recomputation: none (default), selective or full"},
     {"flash-attention", "--flash-attention", "", "fused attention without s x s tensors (default; --no-flash-attention)"},
@@ -343,6 +347,26 @@ double dropout_from_number(double value, const std::string& source) {
   return value;
 }
 
+// The busiest expert rank's tokens over the balanced share: 1 (balanced) up to 1000.
+double imbalance_from_number(double value, const std::string& source) {
+  if (!std::isfinite(value) || value < 1 || value > 1000) {
+    std::ostringstream shown;
+    shown << value;
+    fail(source, "must be a factor from 1 (balanced) to 1000, got " + shown.str());
+  }
+  return value;
+}
+
+double imbalance_from_text(std::string_view text, const std::string& source) {
+  std::string copy(text);
+  char* end = nullptr;
+  const double value = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size()) {
+    fail(source, "must be a factor from 1 (balanced) to 1000, got " + quote(text));
+  }
+  return imbalance_from_number(value, source);
+}
+
 bool bool_from_text(std::string_view text, const std::string& source) {
   if (text == "true") return true;
   if (text == "false") return false;
@@ -422,6 +446,10 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.tensor_parallel = parse_count(text, source);
   else if (key == "d")
     scenario.layout.data_parallel = parse_count(text, source);
+  else if (key == "e")
+    scenario.layout.expert_parallel = parse_count(text, source);
+  else if (key == "moe-imbalance")
+    scenario.layout.moe_imbalance = imbalance_from_text(text, source);
   else if (key == "sequence-parallel")
     scenario.layout.sequence_parallel = bool_from_text(text, source);
   else if (key == "recompute")
@@ -532,8 +560,11 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
                key == "tp-comm-overlap") {
       if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
       apply_setting_text(key, value.get<bool>() ? "true" : "false", source, scenario);
+    } else if (key == "moe-imbalance") {
+      if (!value.is_number()) fail(source, "must be a factor from 1 (balanced) to 1000, got " + json_excerpt(value));
+      scenario.layout.moe_imbalance = imbalance_from_number(value.get<double>(), source);
     } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
-               key == "bucket-size" || key == "microbatch-group-size") {
+               key == "e" || key == "bucket-size" || key == "microbatch-group-size") {
       apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
     } else if (key == "overlap-p2p-comm") {  // null: Megatron's default, as a report's scenario writes it
       scenario.overlap_p2p_comm.reset();
@@ -614,6 +645,8 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["global-batch"] = layout.global_batch;
     out["t"] = layout.tensor_parallel;
     out["d"] = layout.data_parallel;
+    out["e"] = layout.expert_parallel;
+    out["moe-imbalance"] = layout.moe_imbalance;
     out["sequence-parallel"] = layout.sequence_parallel;
     out["recompute"] = recompute_name(layout.recompute);
     out["flash-attention"] = layout.flash_attention;

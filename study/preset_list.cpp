@@ -26,12 +26,18 @@ std::string scaled(double value, double unit, const char* suffix) {
 void write_preset_list(std::ostream& out) {
   out << "models (--model NAME, or a JSON file like configs/models/NAME.json)\n";
   TextTable models({Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
-                    Align::kRight, Align::kRight, Align::kLeft});
-  models.add_row({"name", "parameters", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "mlp"});
+                    Align::kRight, Align::kRight, Align::kRight, Align::kLeft, Align::kLeft});
+  models.add_row(
+      {"name", "parameters", "active", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "mlp", "experts"});
   for (const Architecture& arch : architecture_presets()) {
-    models.add_row({arch.name, scaled(static_cast<double>(parameter_count(arch)), 1e9, "B"), std::to_string(arch.layers),
+    // "8 top-2": routed experts per MoE layer and how many a token meets; "-" for a dense model.
+    const std::string experts =
+        has_experts(arch) ? std::to_string(arch.moe.experts) + " top-" + std::to_string(arch.moe.top_k) : "-";
+    models.add_row({arch.name, scaled(static_cast<double>(parameter_count(arch)), 1e9, "B"),
+                    scaled(static_cast<double>(active_parameter_count(arch)), 1e9, "B"), std::to_string(arch.layers),
                     std::to_string(arch.hidden), std::to_string(arch.heads), std::to_string(arch.kv_heads),
-                    std::to_string(arch.ffn_hidden), std::to_string(arch.vocab), arch.gated_mlp ? "SwiGLU" : "GeLU"});
+                    std::to_string(arch.ffn_hidden), std::to_string(arch.vocab), arch.gated_mlp ? "SwiGLU" : "GeLU",
+                    experts});
   }
   out << models.render();
 
@@ -56,6 +62,7 @@ nlohmann::ordered_json preset_list_json() {
     nlohmann::ordered_json row;
     row["name"] = arch.name;
     row["parameters"] = parameter_count(arch);
+    row["active_parameters"] = active_parameter_count(arch);
     row["layers"] = arch.layers;
     row["hidden"] = arch.hidden;
     row["heads"] = arch.heads;
@@ -63,6 +70,11 @@ nlohmann::ordered_json preset_list_json() {
     row["ffn"] = arch.ffn_hidden;
     row["vocab"] = arch.vocab;
     row["mlp"] = arch.gated_mlp ? "SwiGLU" : "GeLU";
+    if (has_experts(arch)) {
+      row["experts"] = arch.moe.experts;
+      row["top_k"] = arch.moe.top_k;
+      row["expert_ffn"] = arch.moe.expert_ffn_hidden;
+    }
     models.push_back(row);
   }
   nlohmann::ordered_json& hardware = list["hardware"] = nlohmann::ordered_json::array();

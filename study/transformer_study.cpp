@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <memory>
 
 #include "models/json/architecture_json.hpp"
@@ -36,17 +35,10 @@ namespace {
 
 // What the JSON schema can describe but the cost model does not time yet: its layers assume dense
 // MLPs and queries as wide as the hidden size.
-std::string billions(std::int64_t count) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.4gB", static_cast<double>(count) / 1e9);
-  return buffer;
-}
-
 Architecture simulable(const Scenario& scenario, Architecture arch) {
-  if (has_experts(arch)) {
-    throw InputError(scenario.source_of("model") + ": " + arch.name + " has mixture-of-experts layers (" +
-                     billions(parameter_count(arch)) + " parameters, " + billions(active_parameter_count(arch)) +
-                     " active per token), which ppsim does not simulate yet");
+  if (arch.moe.shared_experts > 0) {
+    throw InputError(scenario.source_of("model") + ": " + arch.name +
+                     " has shared experts, which ppsim does not simulate yet (routed experts only)");
   }
   if (!attention_matches_hidden(arch)) {
     throw InputError(scenario.source_of("model") + ": " + arch.name + "'s queries are " +
@@ -119,6 +111,11 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     refuse_t("t=" + std::to_string(t) + " does not divide the " + std::to_string(arch.kv_heads) + " KV heads of " +
              arch.name);
   }
+  if (has_experts(arch) && t > 1) {
+    // Megatron splits experts over tensor-parallel ranks too (expert tensor parallelism) and gathers
+    // their tokens over the tensor-parallel group; neither is modelled yet.
+    refuse_t("tensor parallelism of " + arch.name + "'s mixture-of-experts layers is not modelled yet; use t=1");
+  }
   if (arch.ffn_hidden % t != 0) {
     refuse_t("t=" + std::to_string(t) + " does not divide the FFN width " + std::to_string(arch.ffn_hidden) + " of " +
              arch.name);
@@ -146,6 +143,25 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
                          ", whose runtime sends asynchronously; --comm paired forces it");
       }
     }
+  }
+  const int e = layout.expert_parallel;
+  auto refuse_e = [&](const std::string& why) { throw InputError(scenario.source_of("e") + ": " + why); };
+  if (e > 1 && !has_experts(arch)) refuse_e("needs a mixture-of-experts model; " + arch.name + " is dense");
+  if (e > 1 && arch.moe.experts % e != 0) {
+    // Megatron asserts the same (megatron/core/transformer/moe/moe_layer.py): whole experts per rank.
+    refuse_e("e=" + std::to_string(e) + " does not divide the " + std::to_string(arch.moe.experts) + " experts of " +
+             arch.name);
+  }
+  if (e > 1 && (std::int64_t{t} * layout.data_parallel) % e != 0) {
+    // Expert parallelism folds out of the t * d ranks of a pipeline stage (parallel_state.py,
+    // initialize_model_parallel: the expert groups divide the same ranks as tp * dp).
+    refuse_e("e=" + std::to_string(e) + " does not divide the t*d = " + std::to_string(t * layout.data_parallel) +
+             " ranks of a pipeline stage, out of which it folds");
+  }
+  if (e > 1 && layout.fsdp) refuse_e("FSDP with expert parallelism is not modelled; give one of the two");
+  if (layout.moe_imbalance != 1 && !has_experts(arch)) {
+    throw InputError(scenario.source_of("moe-imbalance") + ": needs a mixture-of-experts model; " + arch.name +
+                     " is dense");
   }
   if (layout.fsdp && layout.distributed_optimizer) {
     throw InputError(scenario.source_of("distributed-optimizer") + ": --fsdp shards the optimizer state already; "

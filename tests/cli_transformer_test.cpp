@@ -166,7 +166,8 @@ TEST_CASE("bad transformer settings exit 2 with one line naming the flag", "[cli
   CHECK_THAT(run.err, Catch::Matchers::StartsWith(expected));
 }
 
-TEST_CASE("A model the cost model cannot time yet is refused in one line naming --model", "[cli][transformer][errors]") {
+TEST_CASE("An MoE model runs without expert parallelism; what is not modelled yet is refused in one line",
+          "[cli][transformer][errors]") {
   TempDir dir("moe-model");
   nlohmann::json model = {{"name", "mixtral-8x7b"}, {"layers", 32},  {"hidden", 4096},
                           {"heads", 32},            {"kv_heads", 8}, {"ffn_hidden", 14336},
@@ -174,11 +175,46 @@ TEST_CASE("A model the cost model cannot time yet is refused in one line naming 
   model["moe"] = {{"experts", 8}, {"top_k", 2}, {"expert_ffn_hidden", 14336}};
   const std::string moe = dir.file("mixtral.json");
   std::ofstream(moe) << model.dump();
-  Run run = ppsim_cli({"run", "--model", moe, "-p", "2", "-m", "4"});
+  Run run = ppsim_cli({"run", "--model", moe, "-p", "8", "-m", "16", "--format", "json"});
+  REQUIRE(run.status == 0);
+  const nlohmann::json result = nlohmann::json::parse(run.out);
+  // 6 x 12.88B activated parameters a token, plus attention, over 16 x 2048 tokens (the default sequence).
+  CHECK(result["training"]["model_flops_per_step"].get<double>() > 6 * 12.87e9 * 16 * 2048);
+  CHECK(result["training"]["model_flops_per_step"].get<double>() < 6 * 13.3e9 * 16 * 2048);
+  // Expert parallelism folds out of d; Megatron's rules, one line each.
+  run = ppsim_cli({"run", "--model", moe, "-p", "4", "-d", "8", "-e", "8", "--global-batch", "64", "--format", "json"});
+  REQUIRE(run.status == 0);
+  CHECK(nlohmann::json::parse(run.out)["scenario"]["e"] == 8);
+  using Case = std::pair<std::vector<std::string>, std::string>;
+  for (const auto& [args, expected] : std::vector<Case>{
+           {{"-d", "6", "-e", "3"}, "ppsim: error: --expert-parallel: e=3 does not divide the 8 experts of mixtral-8x7b\n"},
+           {{"-d", "2", "-e", "4"},
+            "ppsim: error: --expert-parallel: e=4 does not divide the t*d = 2 ranks of a pipeline stage, out of which it folds\n"},
+           {{"--moe-imbalance", "0.5"}, "ppsim: error: --moe-imbalance: must be a factor from 1 (balanced) to 1000, "
+                                        "got 0.5\n"},
+       }) {
+    std::vector<std::string> full = {"run", "--model", moe, "-p", "4"};
+    full.insert(full.end(), args.begin(), args.end());
+    INFO(Catch::Detail::stringify(full));
+    const Run refused = ppsim_cli(full);
+    CHECK(refused.status == ppsim::kExitBadInput);
+    CHECK(refused.err == expected);
+  }
+  run = ppsim_cli({"run", "--model", "llama3.1-8b", "-d", "8", "-e", "8"});
+  CHECK(run.err == "ppsim: error: --expert-parallel: needs a mixture-of-experts model; llama3.1-8b is dense\n");
+  run = ppsim_cli({"run", "--model", moe, "-t", "2", "-p", "4", "-m", "8"});
   CHECK(run.status == ppsim::kExitBadInput);
-  CHECK(run.out.empty());
-  CHECK(run.err == "ppsim: error: --model: mixtral-8x7b has mixture-of-experts layers (46.7B parameters, 12.88B active per token), "
-                   "which ppsim does not simulate yet\n");
+  CHECK(run.err ==
+        "ppsim: error: --tensor-parallel: tensor parallelism of mixtral-8x7b's mixture-of-experts layers is not "
+        "modelled yet; use t=1\n");
+  model["moe"]["shared_experts"] = 1;
+  model["moe"]["shared_expert_ffn_hidden"] = 2048;
+  std::ofstream(moe) << model.dump();
+  run = ppsim_cli({"run", "--model", moe, "-p", "8", "-m", "16"});
+  CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.err ==
+        "ppsim: error: --model: mixtral-8x7b has shared experts, which ppsim does not simulate yet (routed experts "
+        "only)\n");
   // Qwen3's heads are wider than hidden / heads: 32 x 128 = 4096 against hidden 2048.
   model.erase("moe");
   model["name"] = "wide-heads";
@@ -188,6 +224,7 @@ TEST_CASE("A model the cost model cannot time yet is refused in one line naming 
   std::ofstream(wide) << model.dump();
   run = ppsim_cli({"run", "--model", wide, "-p", "2", "-m", "4"});
   CHECK(run.status == ppsim::kExitBadInput);
+  CHECK(run.out.empty());
   CHECK(run.err ==
         "ppsim: error: --model: wide-heads's queries are 4096 wide (heads x head_dim), not its hidden 2048, which ppsim "
         "does not simulate yet\n");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "models/transformer/architecture.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 
@@ -66,12 +67,28 @@ std::int64_t model_parameter_count(const Architecture& arch, bool active) {
 
 }  // namespace
 
-std::int64_t layer_linear_weight_count(const Architecture& arch) {
+std::int64_t expert_parameter_count(const Architecture& arch) {
+  return std::int64_t{arch.moe.experts} * mlp_parameter_count(arch, arch.moe.expert_ffn_hidden, arch.linear_biases);
+}
+
+std::int64_t layer_linear_weight_count(const Architecture& arch, bool moe, int expert_parallel) {
   const std::int64_t h = arch.hidden;
   const std::int64_t q = std::int64_t{arch.heads} * head_size(arch);
   const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
-  // Attention: Q (h x q), K and V (h x kv each), output projection O (q x h), then the MLP.
-  return h * q + 2 * h * kv + q * h + mlp_parameter_count(arch, arch.ffn_hidden, false);
+  // Attention: Q (h x q), K and V (h x kv each), output projection O (q x h), then the MLP or the
+  // experts.
+  const std::int64_t attention = h * q + 2 * h * kv + q * h;
+  if (!moe) return attention + mlp_parameter_count(arch, arch.ffn_hidden, false);
+  return attention +
+         std::int64_t{arch.moe.experts / std::max(1, expert_parallel)} *
+             mlp_parameter_count(arch, arch.moe.expert_ffn_hidden, false) +
+         std::int64_t{arch.moe.shared_experts} * mlp_parameter_count(arch, arch.moe.shared_expert_ffn_hidden, false);
+}
+
+int moe_layers_in(const Architecture& arch, int first, int count) {
+  int moe = 0;
+  for (int i = first; i < first + count; ++i) moe += is_moe_layer(arch, i) ? 1 : 0;
+  return moe;
 }
 
 std::int64_t layer_parameter_count(const Architecture& arch) {
@@ -132,6 +149,15 @@ Architecture llama(const char* name, int layers, std::int64_t hidden, int heads,
                       .source = source};
 }
 
+// Mixtral (Jiang et al., Mixtral of Experts, 2024): a Mistral-style decoder (GQA, SwiGLU, RMSNorm, no
+// biases, RoPE, untied head) whose every MLP is 8 experts of the same shape, 2 per token.
+Architecture mixtral(const char* name, int layers, std::int64_t hidden, int heads, std::int64_t ffn,
+                     std::int64_t vocab, const char* source) {
+  Architecture arch = llama(name, layers, hidden, heads, 8, ffn, vocab, source);
+  arch.moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = ffn};
+  return arch;
+}
+
 // Table 3 gives layers, attention heads, hidden size and sequence length (1024) of the four models;
 // the paper does not state the vocabulary. 32000 (a SentencePiece vocabulary, as the tokenizer in the
 // authors' public scripts) with the matrix counted once is the only choice we found under which all
@@ -142,8 +168,8 @@ constexpr const char* kZeroBubbleSource =
     "hidden size, sequence length 1024); vocabulary 32000 counted once (tied) and learned positions "
     "= sequence length are assumptions that reproduce the published sizes";
 
-const std::array<Architecture, 10>& presets() {
-  static const std::array<Architecture, 10> table = {
+const std::array<Architecture, 12>& presets() {
+  static const std::array<Architecture, 12> table = {
       gpt("gpt3-175b", 96, 12288, 96, 50257, 2048,
           "Brown et al., Language Models are Few-Shot Learners, 2020, Table 2.1 (175.0B; n_layers 96, "
           "d_model 12288, n_heads 96, context 2048); GPT-2 BPE vocabulary 50257"),
@@ -162,6 +188,14 @@ const std::array<Architecture, 10>& presets() {
       llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256,
             "Llama 3 Herd of Models, 2024, Table 3; Hugging Face meta-llama/Llama-3.1-405B "
             "config.json (405,853,388,800 parameters)"),
+      mixtral("mixtral-8x7b", 32, 4096, 32, 14336, 32000,
+              "Jiang et al., Mixtral of Experts, 2024, Table 1 (dim 4096, 32 layers, 32 heads, 8 KV heads, "
+              "hidden_dim 14336, vocab 32000, 8 experts, top 2); Hugging Face mistralai/Mixtral-8x7B-v0.1 "
+              "config.json (46.7B parameters, 12.9B active)"),
+      mixtral("mixtral-8x22b", 56, 6144, 48, 16384, 32000,
+              "Hugging Face Mixtral-8x22B-v0.1 config.json (hidden 6144, 56 layers, 48 heads, 8 KV heads, "
+              "intermediate 16384, vocab 32000, 8 local experts, 2 per token); Mistral AI, Cheaper, Better, "
+              "Faster, Stronger, 2024 (141B parameters, 39B active)"),
       gpt("zb-gpt-1.5b", 22, 2304, 24, 32000, 1024, kZeroBubbleSource),
       gpt("zb-gpt-6.2b", 30, 4096, 32, 32000, 1024, kZeroBubbleSource),
       gpt("zb-gpt-14.6b", 46, 5120, 40, 32000, 1024, kZeroBubbleSource),

@@ -88,8 +88,17 @@ std::int64_t layer_parameter_count(const Architecture& arch);
 std::int64_t moe_layer_parameter_count(const Architecture& arch, bool active = false);
 
 // Of those, the weights of the layer's linear layers (Q, K, V, O and the MLP's two or three
-// matrices): no biases, no norms.
-std::int64_t layer_linear_weight_count(const Architecture& arch);
+// matrices): no biases, no norms. With `moe`, an MoE layer's: the experts' matrices in place of the
+// MLP's (the router is not one of them: Megatron runs it outside Transformer Engine, in 16 bits).
+// With expert parallelism over `expert_parallel` ranks, one rank's share of the experts.
+std::int64_t layer_linear_weight_count(const Architecture& arch, bool moe = false, int expert_parallel = 1);
+
+// The routed experts' parameters in one MoE layer (every expert's MLP, with biases when the model
+// has them): what expert parallelism splits and the expert data-parallel group reduces.
+std::int64_t expert_parameter_count(const Architecture& arch);
+
+// The MoE layers among the `count` layers from `first` (a pipeline stage's run of layers).
+int moe_layers_in(const Architecture& arch, int first, int count);
 
 // Whole model: token embedding, learned positions, all layers, the final norm, and a separate LM
 // head (vocab x h) unless it is tied to the embedding.

@@ -22,7 +22,17 @@ std::vector<int> stages_of(const TransformerCostModel& model, int device) {
 double stage_parameters(const TransformerCostModel& model, int stage) {
   const TransformerSetup& setup = model.setup();
   return stage_parameter_count(setup.arch, model.stages()[static_cast<std::size_t>(stage)].contents,
-                               setup.layout.tensor_parallel, model.stages().size() == 1);
+                               setup.layout.tensor_parallel, model.stages().size() == 1, setup.layout.expert_parallel);
+}
+
+// The share of a stage's parameters that are routed experts' (reduced over their own group).
+double stage_expert_share(const TransformerCostModel& model, int stage) {
+  const double all = stage_parameters(model, stage);
+  if (!(all > 0)) return 0;
+  const TransformerSetup& setup = model.setup();
+  return stage_expert_parameter_count(setup.arch, model.stages()[static_cast<std::size_t>(stage)].contents,
+                                      setup.layout.expert_parallel) /
+         all;
 }
 
 // Megatron buckets only the first pipeline rank's first model chunk (DistributedDataParallel.__init__:
@@ -55,7 +65,29 @@ bool gradients_compressed(const TrainingLayout& layout) {
   return layout.grad_compression == "fp8" || layout.grad_compression == "1bit";
 }
 
-double gradient_reduce_time(const TransformerSetup& setup, double parameters) {
+namespace {
+
+// The group a gradient reduces over: the d data-parallel ranks, or for routed experts' gradients the
+// expert data-parallel group of t d / e ranks, e apart (parallel_state.py orders expert ranks tp, ep,
+// dp), which leaves the node when the whole t * d span does.
+struct ReduceGroup {
+  int ranks = 1;
+  bool inter_node = false;
+  int per_node = 1;
+};
+
+ReduceGroup dense_group(const TransformerSetup& setup) {
+  return {setup.layout.data_parallel, data_parallel_crosses_nodes(setup), data_parallel_ranks_per_node(setup)};
+}
+
+ReduceGroup expert_group(const TransformerSetup& setup) {
+  const int ranks = expert_data_parallel(setup.layout);
+  const int stride = std::max(1, setup.layout.tensor_parallel * setup.layout.expert_parallel);
+  return {ranks, data_parallel_crosses_nodes(setup) && ranks > 1,
+          std::clamp(setup.hardware.devices_per_node / stride, 1, ranks)};
+}
+
+double reduce_over(const TransformerSetup& setup, double parameters, const ReduceGroup& group) {
   // The gradient buffer's dtype (gradient_bytes: fp32 by default with bf16, Megatron's
   // accumulate_allreduce_grads_in_fp32), reduce-scattered with the distributed optimizer,
   // all-reduced (two ring phases) without; compressed, what --grad-compression puts on the wire.
@@ -63,12 +95,11 @@ double gradient_reduce_time(const TransformerSetup& setup, double parameters) {
   const double buffer = gradient_bytes(layout);
   const double wire = layout.grad_compression == "fp8" ? 1 : layout.grad_compression == "1bit" ? 1.0 / 8 : buffer;
   const Collective op = layout.distributed_optimizer ? Collective::kReduceScatter : Collective::kAllReduce;
-  double seconds = collective_time(setup.hardware, op, wire * parameters, layout.data_parallel,
-                                   data_parallel_crosses_nodes(setup), data_parallel_ranks_per_node(setup));
+  double seconds = collective_time(setup.hardware, op, wire * parameters, group.ranks, group.inter_node, group.per_node);
   if (layout.grad_compression == "fp8") {
     seconds += setup.hardware.memory_time((3 * buffer + 2) * parameters);
   } else if (layout.grad_compression == "1bit") {
-    const double d = layout.data_parallel;
+    const double d = group.ranks;
     const double compress = 3 * kOneBitErrorBytes + 1.0 / 8;
     seconds += setup.hardware.memory_time(compress * parameters) +
                setup.hardware.memory_time((compress + d / 8) * parameters / d);
@@ -76,12 +107,28 @@ double gradient_reduce_time(const TransformerSetup& setup, double parameters) {
   return seconds;
 }
 
-double parameter_gather_time(const TransformerSetup& setup, double parameters, double fp8_share) {
+double gather_over(const TransformerSetup& setup, double parameters, double fp8_share, const ReduceGroup& group) {
   // The distributed optimizer's all-gather of the updated parameters, one ring phase: bf16, and FP8
   // for FP8 parameters (Megatron's --fp8-param-gather: "perform the param all-gather in fp8").
+  if (!(parameters > 0) || group.ranks <= 1) return 0;
   const double bytes = parameters * (kParameterBytes * (1 - fp8_share) + kFp8ParameterBytes * fp8_share);
-  return collective_time(setup.hardware, Collective::kAllGather, bytes, setup.layout.data_parallel,
-                         data_parallel_crosses_nodes(setup), data_parallel_ranks_per_node(setup));
+  return collective_time(setup.hardware, Collective::kAllGather, bytes, group.ranks, group.inter_node, group.per_node);
+}
+
+}  // namespace
+
+// The expert gradients reduce as their own collective over their group: Megatron keeps them in their
+// own buffers (DistributedDataParallel's expert_parallel_buffers), reduced over the expert
+// data-parallel group; a bucket holds its stage's share of them.
+double gradient_reduce_time(const TransformerSetup& setup, double parameters, double expert_share) {
+  const ReduceGroup experts = expert_group(setup);
+  return reduce_over(setup, parameters * (1 - expert_share), dense_group(setup)) +
+         (expert_share > 0 && experts.ranks > 1 ? reduce_over(setup, parameters * expert_share, experts) : 0);
+}
+
+double parameter_gather_time(const TransformerSetup& setup, double parameters, double fp8_share, double expert_share) {
+  return gather_over(setup, parameters * (1 - expert_share), fp8_share, dense_group(setup)) +
+         (expert_share > 0 ? gather_over(setup, parameters * expert_share, fp8_share, expert_group(setup)) : 0);
 }
 
 double collective_contention(const HardwareProfile& profile, double overlapped_seconds) {
@@ -137,7 +184,7 @@ DeviceCollectives device_collectives(const TransformerCostModel& model, int devi
   double stream_free = 0;
   for (BucketCollective& bucket : out.reduce) {
     bucket.start = std::max(bucket.ready, stream_free);
-    bucket.end = bucket.start + gradient_reduce_time(setup, bucket.parameters);
+    bucket.end = bucket.start + gradient_reduce_time(setup, bucket.parameters, stage_expert_share(model, bucket.stage));
     stream_free = bucket.end;
   }
   // Buckets reduced while the device still computes slow that compute down; the loss delays the
@@ -175,7 +222,7 @@ DeviceCollectives device_collectives(const TransformerCostModel& model, int devi
         const double need = first + shift + forward * (before / total);
         if (k == 0) dispatch = need;
         BucketCollective gather{stage, buckets[k], dispatch, std::max(dispatch, stream), 0};
-        gather.end = gather.start + parameter_gather_time(setup, buckets[k], fp8_share);
+        gather.end = gather.start + parameter_gather_time(setup, buckets[k], fp8_share, stage_expert_share(model, stage));
         stream = gather.end;
         const double wait = std::max(0.0, gather.end - need);
         shift += wait;

@@ -84,9 +84,12 @@ bool gradients_compressed(const TrainingLayout& layout);
 
 // Seconds of one collective over the d data-parallel ranks of `parameters`' gradients (reduce-scatter
 // with the distributed optimizer, all-reduce without) and of their all-gather: bf16, except the
-// `fp8_share` of them that are FP8 parameters under --fp8-param-gather (1 byte each).
-double gradient_reduce_time(const TransformerSetup& setup, double parameters);
-double parameter_gather_time(const TransformerSetup& setup, double parameters, double fp8_share = 0);
+// `fp8_share` of them that are FP8 parameters under --fp8-param-gather (1 byte each). The
+// `expert_share` of them that are routed experts' run as a second collective over the expert
+// data-parallel group (t d / e ranks; none when e = t d).
+double gradient_reduce_time(const TransformerSetup& setup, double parameters, double expert_share = 0);
+double parameter_gather_time(const TransformerSetup& setup, double parameters, double fp8_share = 0,
+                             double expert_share = 0);
 
 // Megatron's default bucket size in parameters for d data-parallel ranks: max(40M, 1M * d).
 double default_bucket_parameters(int data_parallel);

@@ -12,22 +12,25 @@ double as_double(std::int64_t v) { return static_cast<double>(v); }
 // Width of the K (or V) projection output: kv_heads * head size.
 double kv_width(const Architecture& arch) { return as_double(std::int64_t{arch.kv_heads} * head_size(arch)); }
 
-// Weight elements one token meets in one layer's GEMMs (P_w in the header's derivation).
-double gemm_weights_per_token(const Architecture& arch) {
+// Weight elements one token meets in one layer's GEMMs (P_w in the header's derivation). In an MoE
+// layer: the router (h x experts) and the top_k experts it is sent to, in place of the MLP.
+double gemm_weights_per_token(const Architecture& arch, bool moe) {
   const double h = as_double(arch.hidden);
-  const double f = as_double(arch.ffn_hidden);
   const double attention = h * h + 2 * h * kv_width(arch) + h * h;
-  const double mlp = (arch.gated_mlp ? 3 : 2) * h * f;
-  return attention + mlp;
+  const double matrices = arch.gated_mlp ? 3 : 2;
+  if (moe) {
+    return attention + h * arch.moe.experts + arch.moe.top_k * matrices * h * as_double(arch.moe.expert_ffn_hidden);
+  }
+  return attention + matrices * h * as_double(arch.ffn_hidden);
 }
 
 }  // namespace
 
-LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch) {
+LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch, bool moe) {
   const double s = as_double(seq);
   const double tokens = s * as_double(micro_batch);
   const double h = as_double(arch.hidden);
-  const double gemm = 2 * tokens * gemm_weights_per_token(arch);
+  const double gemm = 2 * tokens * gemm_weights_per_token(arch, moe);
   // Scores and context products: 2 s^2 d each per head per sequence, a heads: 4 s^2 h per sequence.
   const double attention_forward = 4 * tokens * s * h;
   return LayerFlops{
@@ -48,10 +51,14 @@ LayerFlops lm_head_flops(const Architecture& arch, std::int64_t seq, std::int64_
 }
 
 double step_flops(const Architecture& arch, std::int64_t seq, std::int64_t batch, bool full_recompute) {
-  const LayerFlops layer = layer_flops(arch, seq, batch);
-  const double per_layer = (full_recompute ? 2 : 1) * layer.forward + layer.input_grad + layer.weight_grad;
+  auto per_layer = [&](bool moe) {
+    const LayerFlops layer = layer_flops(arch, seq, batch, moe);
+    return (full_recompute ? 2 : 1) * layer.forward + layer.input_grad + layer.weight_grad;
+  };
+  const int moe_layers = moe_layer_count(arch);
   const LayerFlops head = lm_head_flops(arch, seq, batch);
-  return arch.layers * per_layer + head.forward + head.input_grad + head.weight_grad;
+  return (arch.layers - moe_layers) * per_layer(false) + (moe_layers > 0 ? moe_layers * per_layer(true) : 0) +
+         head.forward + head.input_grad + head.weight_grad;
 }
 
 double narayanan_step_flops(std::int64_t batch, std::int64_t seq, std::int64_t layers, std::int64_t hidden,
@@ -64,7 +71,7 @@ double narayanan_step_flops(std::int64_t batch, std::int64_t seq, std::int64_t l
   return 96 * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
 }
 
-double activation_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout) {
+double activation_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout, bool moe) {
   assert(layout.tensor_parallel >= 1);
   const double t = layout.tensor_parallel;
   const double s = as_double(layout.seq);
@@ -84,13 +91,28 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
   const bool dropout = arch.dropout > 0;
   // A linear layer's saved input: bf16, or its FP8 cast under FP8.
   const double gemm_input = layout.fp8 ? 1 : 2;
-  const double replicated = 2 * h + 2 * h             // inputs of the two norms
-                            + gemm_input * h          // QKV GEMM input
-                            + gemm_input * h          // MLP first GEMM input
-                            + (dropout ? h + h : 0);  // attention-output and MLP-output dropout masks
-  // The MLP keeps the activation function's input (gated: gate and up outputs) in bf16 and the last
-  // GEMM's input as that GEMM saves it.
-  const double mlp_split = (arch.gated_mlp ? 2 * f + 2 * f : 2 * f) + gemm_input * f;
+  double replicated = 2 * h + 2 * h             // inputs of the two norms
+                      + gemm_input * h          // QKV GEMM input
+                      + (dropout ? h + h : 0);  // attention-output and MLP-output dropout masks
+  // The MLP keeps its first GEMM's input, the activation function's input (gated: gate and up
+  // outputs) in bf16 and the last GEMM's input as that GEMM saves it.
+  double mlp_split = (arch.gated_mlp ? 2 * f + 2 * f : 2 * f) + gemm_input * f;
+  if (moe) {
+    // An MoE layer (tensor parallelism is not modelled with experts, so nothing here splits): the
+    // router's 16-bit input and its fp32 probabilities over the experts; each token copy this rank's
+    // experts receive (top_k per token, times --moe-imbalance on the busiest rank) keeps its permuted
+    // input and the expert MLP's tensors at the expert width; each of the token's own top_k copies
+    // keeps the expert's output it gets back, which the combine's backward needs for the gradient of
+    // the routing weights (with that weight, fp32).
+    const double k = arch.moe.top_k;
+    const double received = k * layout.moe_imbalance;
+    const double fe = as_double(arch.moe.expert_ffn_hidden);
+    replicated += 2 * h + 4 * as_double(arch.moe.experts);
+    mlp_split = received * (gemm_input * h + (arch.gated_mlp ? 2 * fe + 2 * fe : 2 * fe) + gemm_input * fe) +
+                k * (2 * h + 4);
+  } else {
+    replicated += gemm_input * h;  // MLP first GEMM input
+  }
   const double split = (2 * h + 2 * kv)  // Q and K for the scores
                        + 2 * kv          // V for the context product
                        + 2 * h + (layout.fp8 ? gemm_input * h : 0)  // attention output (+ its FP8 copy)
@@ -103,7 +125,7 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
   return tokens * per_token;
 }
 
-double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout) {
+double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout, bool moe) {
   assert(layout.tensor_parallel >= 1);
   const double t = layout.tensor_parallel;
   const double tokens = as_double(layout.seq) * as_double(layout.micro_batch);
@@ -121,6 +143,15 @@ double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLay
                        + (h + 2 * kv)                   // QKV output gradient
                        + (arch.gated_mlp ? 2 * f : f);  // MLP first GEMM output gradient
   const double element = layout.fp8 ? 1 : 2;
+  if (moe) {
+    // The router's input and output gradient, and per routed copy each expert GEMM's input and
+    // output gradient (as above, at the expert width).
+    const double k = arch.moe.top_k;
+    const double fe = as_double(arch.moe.expert_ffn_hidden);
+    const double attention = h + h + (h + 2 * kv);  // QKV input, projection input and output gradient, QKV output gradient
+    const double experts = k * layout.moe_imbalance * (h + fe + h + (arch.gated_mlp ? 2 * fe : fe));
+    return tokens * (element * (attention + experts) + 2 * (h + as_double(arch.moe.experts)));
+  }
   return tokens * element * (replicated / (layout.sequence_parallel ? t : 1) + split / t);
 }
 

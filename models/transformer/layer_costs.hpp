@@ -45,7 +45,9 @@ struct LayerFlops {
 //   two products for each (dQ and dK from dScores; dP and dV from dContext): 8 s^2 h.
 // This gives Table 1 of Qi et al. exactly for a plain GPT layer:
 //   F = sbh(24h + 4s), I = sbh(24h + 8s), W = sbh(24h).
-LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch);
+// With `moe`, an MoE layer's: the router (h x experts) and top_k experts of expert_ffn_hidden take
+// the MLP's place in P_w.
+LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch, bool moe = false);
 
 // Table 1 of Qi et al. (2024) as printed, for a plain GPT layer (MHA, 4h GeLU MLP); kept as the
 // reference the general function is tested against.
@@ -55,8 +57,8 @@ LayerFlops zero_bubble_table1_flops(std::int64_t seq, std::int64_t micro_batch, 
 // gradient and weight gradient, 2sbhV each). The embedding lookup is a gather: no FLOPs.
 LayerFlops lm_head_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch);
 
-// FLOPs of a whole training step (forward and backward of every layer and the LM head) for a
-// batch of `batch` sequences. With `full_recompute`, every layer's forward runs a second time
+// FLOPs of a whole training step (forward and backward of every layer, dense or MoE, and the LM
+// head) for a batch of `batch` sequences. With `full_recompute`, every layer's forward runs a second time
 // during the backward (activation checkpointing of every layer); the LM head is not recomputed.
 double step_flops(const Architecture& arch, std::int64_t seq, std::int64_t batch, bool full_recompute);
 
@@ -83,6 +85,8 @@ struct ActivationLayout {
   // FP8 linear layers (Transformer Engine): what they save for the backward is their FP8 input
   // (see activation_bytes_per_layer).
   bool fp8 = false;
+  // MoE layers: the busiest expert rank's token copies over the balanced top_k T (--moe-imbalance).
+  double moe_imbalance = 1;
 };
 
 // Bytes of activations one layer stashes per micro-batch per tensor-parallel rank between its
@@ -104,7 +108,8 @@ struct ActivationLayout {
 //     an O(s) log-sum-exp per head instead, left out as negligible).
 //   full recomputation keeps only the layer input, 2h per token; Table 2 prints 2sbh. With sequence
 //     parallelism that input is itself sharded, so we divide by t (not in the table).
-double activation_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout);
+// With `moe`, an MoE layer's (without tensor parallelism): see the .cpp for its terms.
+double activation_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout, bool moe = false);
 
 // Bytes of the activations the weight-gradient pass W still needs after the input-gradient pass I
 // has run (M_W of Qi et al. Table 1: 32sbh for a plain GPT layer with t = 1). W computes X^T.dY for
@@ -118,6 +123,6 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
 // layer is recomputed before I, so W's needs are the same as without it. (Our derivation; Qi et al.
 // give only the t = 1 figure.) Under FP8 the weight-gradient GEMMs read the FP8 casts of both, the
 // inputs saved in the forward and the output gradients cast in I: 1 byte each.
-double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout);
+double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout, bool moe = false);
 
 }  // namespace ppsim

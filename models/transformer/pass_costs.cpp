@@ -19,15 +19,27 @@ struct LayerShape {
   double tokens, seq, batch, hidden, ffn, kv, t, heads;
   double replicated;  // elements of an R tensor: T*h, or T*h/t under sequence parallelism
   bool gated, rotary, flash, sequence_parallel, dropout;
+  // An MoE layer: each token goes to `copies` (top_k) of the router's `experts`, of width ffn; this
+  // rank holds `groups` of them (experts / e) and runs `routed` token copies through them: top_k T
+  // when balanced, times --moe-imbalance on the busiest rank. `expert_parallel` ranks exchange the
+  // copies by all-to-all. A dense layer: 1, 1, 0, T and 1.
+  double copies = 1, groups = 1, experts = 0, routed = 0, expert_parallel = 1;
 };
 
-LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout) {
+LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout, bool moe = false) {
   LayerShape shape{};
+  if (moe) {
+    shape.copies = arch.moe.top_k;
+    shape.expert_parallel = std::max(1, layout.expert_parallel);
+    shape.groups = arch.moe.experts / shape.expert_parallel;
+    shape.experts = arch.moe.experts;
+  }
   shape.seq = as_double(layout.seq);
   shape.batch = as_double(layout.micro_batch);
   shape.tokens = shape.seq * shape.batch;
+  shape.routed = moe ? shape.tokens * shape.copies * layout.moe_imbalance : shape.tokens;
   shape.hidden = as_double(arch.hidden);
-  shape.ffn = as_double(arch.ffn_hidden);
+  shape.ffn = as_double(moe ? arch.moe.expert_ffn_hidden : arch.ffn_hidden);
   shape.kv = as_double(std::int64_t{arch.kv_heads} * head_size(arch));
   shape.t = layout.tensor_parallel;
   shape.heads = arch.heads;
@@ -96,10 +108,64 @@ std::array<double, 4> linear_times(const LayerShape& x, const HardwareProfile& p
   const bool overlapped = layout.tp_comm_overlap && x.sequence_parallel;
   const std::array<int, 4> taken = overlapped ? userbuffer_sms(pass) : std::array<int, 4>{};
   for (std::size_t i = 0; i < 4; ++i) {
-    times[i] =
-        profile.gemm_time(linear_shape(x.tokens, shapes[i].inner, shapes[i].cols, pass), layout.precision, taken[i]);
+    times[i] = profile.gemm_time(linear_shape(x.tokens, shapes[i].inner, shapes[i].cols, pass), layout.precision,
+                                 taken[i]);
+  }
+  if (x.experts > 0) {
+    // The experts' MLP GEMMs are grouped (Transformer Engine's GroupedLinear, Megatron's
+    // TEGroupedMLP): one GEMM per local expert over the token copies routed to it, `routed` / groups
+    // each, timed as one batched GEMM with the experts folded into the rows (each expert has its own
+    // weight, which the memory traffic counts).
+    const double routed = x.routed / x.groups;
+    for (std::size_t i = 2; i < 4; ++i) {
+      GemmShape grouped = linear_shape(routed, shapes[i].inner, shapes[i].cols, pass);
+      grouped.rows *= x.groups;
+      grouped.batch = x.groups;
+      times[i] = profile.gemm_time(grouped, layout.precision);
+    }
   }
   return times;
+}
+
+// The router of an MoE layer: a T x h by h x experts linear layer, outside Transformer Engine (so in
+// 16 bits under FP8 too: megatron/core/transformer/moe/router.py, TopKRouter.gating); F, I and W as
+// for any linear layer.
+double router_time(const LayerShape& x, const HardwareProfile& profile, std::string_view precision, Pass pass) {
+  if (x.experts <= 0) return 0;
+  return profile.gemm_time(linear_shape(x.tokens, x.hidden, x.experts, pass), precision);
+}
+
+// The MoE layer's routing and token shuffling, memory-bound, per pass (Megatron's alltoall token
+// dispatcher with no expert parallelism, megatron/core/transformer/moe/token_dispatcher.py and
+// moe_utils.py: permute and unpermute). F: the softmax and top-k over T x experts logits (read 2,
+// write 4 bytes each), permute (read the T tokens, write T top_k copies), unpermute (read the copies,
+// write the T weighted sums). I: their gradients: the routing softmax's (read probabilities and
+// their gradient, 4 + 4, write 2), permute's (read the copies' gradient, write the tokens'), and
+// unpermute's, which also reads the expert outputs for the routing weights' gradient.
+// The expert all-to-alls of one pass under expert parallelism (Megatron's MoEAlltoAllTokenDispatcher,
+// token_dispatcher.py: dispatch before the experts, combine after, and their gradients in I): each
+// moves the busiest rank's `routed` copies of h 16-bit values among the e ranks, (e - 1) / e of them
+// off the rank. The e ranks are consecutive (parallel_state.py orders expert ranks tp, ep, dp, pp),
+// so the group crosses nodes once it is larger than a node.
+double expert_all_to_alls(const LayerShape& x, const HardwareProfile& profile) {
+  if (x.experts <= 0 || x.expert_parallel <= 1) return 0;
+  const int e = static_cast<int>(x.expert_parallel);
+  const bool inter = e > profile.devices_per_node;
+  const double bytes = x.routed * x.hidden * kActivationBytes;
+  return 2 * collective_time(profile, Collective::kAllToAll, bytes, e, inter, std::min(e, profile.devices_per_node));
+}
+
+double routing_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
+  if (x.experts <= 0) return 0;
+  const double tokens = x.tokens * x.hidden * kActivationBytes;
+  const double copies = tokens * x.copies;
+  const double logits = x.tokens * x.experts;
+  if (!backward) {
+    return profile.memory_time(6 * logits) + profile.memory_time(tokens + copies) +
+           profile.memory_time(copies + tokens);
+  }
+  return profile.memory_time(10 * logits) + profile.memory_time(copies + tokens) +
+         profile.memory_time(tokens + 2 * copies);
 }
 
 // The linear layers' GEMMs run in the layout's precision. Under FP8, Transformer Engine runs only
@@ -121,8 +187,10 @@ double fp8_casts(const LayerShape& x, const HardwareProfile& profile, const Trai
   constexpr double kCastTransposeBytes = 2 + 1 + 1;
   double seconds = 0;
   // F casts each input (T x inner, gathered under sequence parallelism), I each output gradient.
-  for (const Linear& linear : linears(x)) {
-    seconds += profile.memory_time(kCastTransposeBytes * x.tokens * (backward ? linear.cols : linear.inner));
+  const std::array<Linear, 4> shapes = linears(x);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const double tokens = i >= 2 ? x.routed : x.tokens;  // the experts see the routed copies
+    seconds += profile.memory_time(kCastTransposeBytes * tokens * (backward ? shapes[i].cols : shapes[i].inner));
   }
   return seconds;
 }
@@ -181,7 +249,7 @@ double softmax_backward(const LayerShape& x, const HardwareProfile& profile) {
 // Norms, residual adds, the activation function and rotary embeddings of one pass (F or I).
 double layer_memory_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
   const double r = x.replicated * kActivationBytes;
-  const double mlp = x.tokens * x.ffn / x.t * kActivationBytes;
+  const double mlp = x.routed * x.ffn / x.t * kActivationBytes;
   double seconds = 2 * profile.memory_time((backward ? 3 : 2) * r)  // two norms
                    + 2 * profile.memory_time(3 * r);                // two residual adds
   seconds += profile.memory_time((x.gated ? (backward ? 5 : 3) : (backward ? 3 : 2)) * mlp);
@@ -331,26 +399,29 @@ double sequence_parallel_backward_gathers(const LayerShape& x, const HardwarePro
 
 }  // namespace
 
-PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile) {
-  const LayerShape x = shape_of(arch, layout);
+PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile,
+                           bool moe) {
+  const LayerShape x = shape_of(arch, layout, moe);
+  const std::string_view router_precision = non_linear_precision(layout);
   PassTimes times;
   // Each pass's four linear GEMMs, timed once: their sum and the collectives they hide use them.
   const std::array<double, 4> forward_gemms = linear_times(x, profile, layout, Pass::kForward);
   const std::array<double, 4> input_grad_gemms = linear_times(x, profile, layout, Pass::kInputGrad);
-  times.forward.gemm = sum(forward_gemms);
+  times.forward.gemm = sum(forward_gemms) + router_time(x, profile, router_precision, Pass::kForward);
   times.forward.attention = attention_forward(x, profile, layout);
   times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile) +
-                         attention_dropout(x, profile) + fp8_casts(x, profile, layout, false);
-  times.forward.collective = layer_collectives(x, profile, layout, false, forward_gemms);
+                         attention_dropout(x, profile) + fp8_casts(x, profile, layout, false) +
+                         routing_kernels(x, profile, false);
+  times.forward.collective = layer_collectives(x, profile, layout, false, forward_gemms) + expert_all_to_alls(x, profile);
 
-  times.input_grad.gemm = sum(input_grad_gemms);
+  times.input_grad.gemm = sum(input_grad_gemms) + router_time(x, profile, router_precision, Pass::kInputGrad);
   times.input_grad.attention = attention_backward(x, profile, layout);
   times.input_grad.memory =
       layer_memory_kernels(x, profile, true) + softmax_backward(x, profile) + attention_dropout(x, profile) +
-      fp8_casts(x, profile, layout, true);
-  times.input_grad.collective =
-      layer_collectives(x, profile, layout, true, input_grad_gemms) +
-      sequence_parallel_backward_gathers(x, profile, layout, input_grad_gemms);
+      fp8_casts(x, profile, layout, true) + routing_kernels(x, profile, true);
+  times.input_grad.collective = layer_collectives(x, profile, layout, true, input_grad_gemms) +
+                                sequence_parallel_backward_gathers(x, profile, layout, input_grad_gemms) +
+                                expert_all_to_alls(x, profile);
   switch (layout.recompute) {
     case Recompute::kNone:
       break;
@@ -363,7 +434,8 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
       break;
   }
 
-  times.weight_grad.gemm = sum(linear_times(x, profile, layout, Pass::kWeightGrad));
+  times.weight_grad.gemm =
+      sum(linear_times(x, profile, layout, Pass::kWeightGrad)) + router_time(x, profile, router_precision, Pass::kWeightGrad);
   return times;
 }
 

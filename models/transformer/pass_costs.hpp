@@ -89,7 +89,11 @@ double collective_time(const HardwareProfile& profile, Collective op, double byt
 bool tensor_parallel_crosses_nodes(const HardwareProfile& profile, const TrainingLayout& layout);
 int tensor_parallel_ranks_per_node(const HardwareProfile& profile, const TrainingLayout& layout);
 
-PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
+// With `moe`, an MoE layer's (all experts on this rank, no tensor parallelism): the router's GEMM,
+// the experts' grouped GEMMs over top_k T tokens in place of the MLP's, the activation function over
+// those copies, and the routing, permute and unpermute kernels (pass_costs.cpp).
+PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile,
+                           bool moe = false);
 PassTimes embedding_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
 PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
 

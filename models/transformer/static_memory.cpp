@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "models/transformer/static_memory.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/transformer/fully_sharded.hpp"
@@ -19,12 +20,25 @@ double gradient_bytes(const TrainingLayout& layout) {
   return grad_reduce_dtype(layout) == "fp32" ? kGradientBytes : 2;
 }
 
+double stage_expert_parameter_count(const Architecture& arch, const StageContents& stage, int expert_parallel) {
+  return moe_layers_in(arch, stage.first_layer, stage.layers) * static_cast<double>(expert_parameter_count(arch)) /
+         std::max(1, expert_parallel);
+}
+
+int expert_data_parallel(const TrainingLayout& layout) {
+  return std::max(1, layout.tensor_parallel * layout.data_parallel / std::max(1, layout.expert_parallel));
+}
+
 double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
-                             bool single_stage) {
+                             bool single_stage, int expert_parallel) {
   const double t = tensor_parallel;
   const double h = static_cast<double>(arch.hidden);
   const double table = static_cast<double>(arch.vocab) * h / t;
-  double count = stage.layers * static_cast<double>(layer_parameter_count(arch)) / t;
+  const int experts = moe_layers_in(arch, stage.first_layer, stage.layers);
+  // An MoE layer without its routed experts, then this rank's share of them.
+  const double moe_layer = static_cast<double>(moe_layer_parameter_count(arch) - expert_parameter_count(arch));
+  double count = ((stage.layers - experts) * static_cast<double>(layer_parameter_count(arch)) + experts * moe_layer) / t +
+                 stage_expert_parameter_count(arch, stage, expert_parallel);
   if (stage.embedding) count += table + static_cast<double>(arch.learned_positions) * h;
   if (stage.lm_head) {
     count += arch.norm == Architecture::kLayerNorm ? 2 * h : h;
@@ -45,16 +59,27 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
   std::vector<StaticMemory> memory(static_cast<std::size_t>(devices));
   const bool single_stage = plan.stages.size() == 1;
   for (std::size_t s = 0; s < plan.stages.size(); ++s) {
-    memory[static_cast<std::size_t>(stage_device[s])].parameter_count +=
-        stage_parameter_count(arch, plan.stages[s], layout.tensor_parallel, single_stage);
+    StaticMemory& device = memory[static_cast<std::size_t>(stage_device[s])];
+    device.parameter_count +=
+        stage_parameter_count(arch, plan.stages[s], layout.tensor_parallel, single_stage, layout.expert_parallel);
+    device.expert_parameter_count += stage_expert_parameter_count(arch, plan.stages[s], layout.expert_parallel);
   }
   if (layout.precision == "fp8") {
-    const double per_layer = static_cast<double>(layer_linear_weight_count(arch)) / layout.tensor_parallel;
+    const double t = layout.tensor_parallel;
+    const double dense = static_cast<double>(layer_linear_weight_count(arch)) / t;
+    const double moe = static_cast<double>(layer_linear_weight_count(arch, true, layout.expert_parallel)) / t;
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
-      memory[static_cast<std::size_t>(stage_device[s])].fp8_weight_count += plan.stages[s].layers * per_layer;
+      const StageContents& stage = plan.stages[s];
+      const int experts = moe_layers_in(arch, stage.first_layer, stage.layers);
+      memory[static_cast<std::size_t>(stage_device[s])].fp8_weight_count +=
+          (stage.layers - experts) * dense + experts * moe;
     }
   }
+  // The distributed optimizer shards the dense parameters' state over d and the experts' over the
+  // expert data-parallel group (megatron/core/optimizer: a separate optimizer over the expert
+  // parameters' buffers, sharded over the expert data-parallel group).
   const double optimizer_share = layout.distributed_optimizer ? 1.0 / layout.data_parallel : 1.0;
+  const double expert_optimizer_share = layout.distributed_optimizer ? 1.0 / expert_data_parallel(layout) : 1.0;
   for (StaticMemory& device : memory) {
     if (layout.fsdp) {  // everything sharded over d (fully_sharded.hpp); the unsharded buffers come and go
       const double shard = device.parameter_count / layout.data_parallel;
@@ -74,7 +99,10 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
     const double error_feedback = layout.grad_compression == "1bit"
                                       ? kOneBitErrorBytes * (1 + 1.0 / layout.data_parallel) * device.parameter_count
                                       : 0;
-    device.optimizer = std::llround(kOptimizerBytes * device.parameter_count * optimizer_share + error_feedback);
+    const double dense = device.parameter_count - device.expert_parameter_count;
+    device.optimizer = std::llround(kOptimizerBytes * (dense * optimizer_share +
+                                                       device.expert_parameter_count * expert_optimizer_share) +
+                                    error_feedback);
     device.workspace = layout.workspace_bytes;
   }
   return memory;

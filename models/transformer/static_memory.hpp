@@ -51,6 +51,9 @@ std::string grad_reduce_dtype(const TrainingLayout& layout);
 struct StaticMemory {
   double parameter_count = 0;  // parameters on this tensor-parallel rank of the device
   double fp8_weight_count = 0;  // of those, linear-layer weights with FP8 copies (precision fp8)
+  // Of those, routed experts' parameters (this rank's experts / e of each MoE layer): the distributed
+  // optimizer shards them over the expert data-parallel group, t d / e ranks, not over d.
+  double expert_parameter_count = 0;
   std::int64_t parameters = 0;  // bf16 weights, plus their FP8 copies under FP8
   std::int64_t gradients = 0;
   std::int64_t optimizer = 0;
@@ -63,8 +66,15 @@ struct StaticMemory {
 // norm and the LM head on the last. A tied LM head on a pipeline of more than one stage is a second
 // copy of the embedding, as Megatron-LM keeps it (its gradient is summed across the two stages).
 // Norm weights and biases are split t ways too (they are replicated in practice, a rounding error).
+// Under expert parallelism over `expert_parallel` ranks an MoE layer holds experts / e of its experts.
 double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
-                             bool single_stage);
+                             bool single_stage, int expert_parallel = 1);
+// Of those, the routed experts' parameters.
+double stage_expert_parameter_count(const Architecture& arch, const StageContents& stage, int expert_parallel = 1);
+
+// The ranks an expert gradient is reduced over and its optimizer state sharded over: the expert
+// data-parallel group, t d / e (expert tensor parallelism 1), d for a dense model.
+int expert_data_parallel(const TrainingLayout& layout);
 
 // The share of a device's parameters that are FP8 parameters: its linear weights under
 // --fp8-param-gather (precision fp8), else 0.

@@ -20,6 +20,15 @@ struct TrainingLayout {
   int pipeline = 1;              // p, pipeline devices
   int chunks = 1;                // v, stages per device
   int data_parallel = 1;         // d
+  // e, expert parallelism (Megatron's --expert-model-parallel-size): an MoE layer's experts are split
+  // over e ranks folded out of the data-parallel ones, each holding experts / e of them, and the
+  // tokens reach them by all-to-all; the expert gradients reduce over the d / e ranks left (the
+  // expert data-parallel group, megatron/core/parallel_state.py). 1: every expert on every rank.
+  int expert_parallel = 1;
+  // --moe-imbalance: the tokens the busiest expert rank receives over the balanced top_k T share
+  // (1: balanced, as NVIDIA's benchmarks force it with --moe-router-force-load-balancing); the
+  // busiest rank's expert GEMMs and all-to-alls set the pace.
+  double moe_imbalance = 1;
   std::int64_t global_batch = 0;  // sequences per optimizer step: m * b * d
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
@@ -70,8 +79,8 @@ struct TrainingLayout {
   std::int64_t gpus() const { return std::int64_t{tensor_parallel} * pipeline * data_parallel; }
   std::int64_t tokens_per_microbatch() const { return seq * micro_batch; }
   ActivationLayout activation_layout() const {
-    return ActivationLayout{seq,       micro_batch,     tensor_parallel, sequence_parallel,
-                            recompute, flash_attention, precision == "fp8"};
+    return ActivationLayout{seq,       micro_batch,     tensor_parallel,    sequence_parallel,
+                            recompute, flash_attention, precision == "fp8", moe_imbalance};
   }
 };
 

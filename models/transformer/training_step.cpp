@@ -88,11 +88,13 @@ std::string format_gib(std::int64_t bytes) {
   return buffer;
 }
 
-double dp_reduce_time(const TransformerSetup& setup, double parameter_count) {
-  return gradient_reduce_time(setup, parameter_count);
+double dp_reduce_time(const TransformerSetup& setup, double parameter_count, double expert_parameter_count) {
+  return gradient_reduce_time(setup, parameter_count,
+                              parameter_count > 0 ? expert_parameter_count / parameter_count : 0);
 }
 
-double optimizer_step_time(const TransformerSetup& setup, double parameter_count, double fp8_weight_count) {
+double optimizer_step_time(const TransformerSetup& setup, double parameter_count, double fp8_weight_count,
+                           double expert_parameter_count) {
   const TrainingLayout& layout = setup.layout;
   if (layout.fsdp) {
     // FSDP2's optimizer steps on its fp32 shards (fully_sharded.hpp): the gradient norm reads the
@@ -101,7 +103,12 @@ double optimizer_step_time(const TransformerSetup& setup, double parameter_count
     const double shard = parameter_count / layout.data_parallel;
     return setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(28 * shard);
   }
-  const double shard = layout.distributed_optimizer ? parameter_count / layout.data_parallel : parameter_count;
+  // The distributed optimizer's shard: the dense parameters over d, the routed experts' over the
+  // expert data-parallel group.
+  const double shard = layout.distributed_optimizer
+                           ? (parameter_count - expert_parameter_count) / layout.data_parallel +
+                                 expert_parameter_count / expert_data_parallel(layout)
+                           : parameter_count;
   // Each step starts by zeroing the whole gradient buffer, not just the optimizer's shard
   // (megatron/training/training.py, train_step: model_chunk.zero_grad_buffer(), which clears
   // param_and_grad_buffer.py's grad_data): one write of every gradient on the device.
@@ -126,7 +133,8 @@ double optimizer_step_time(const TransformerSetup& setup, double parameter_count
   // step's forwards (data_parallel.hpp).
   if (layout.distributed_optimizer && !layout.overlap_param_gather) {
     const double fp8_share = layout.fp8_param_gather && parameter_count > 0 ? fp8_weight_count / parameter_count : 0;
-    seconds += parameter_gather_time(setup, parameter_count, fp8_share);
+    seconds += parameter_gather_time(setup, parameter_count, fp8_share,
+                                     parameter_count > 0 ? expert_parameter_count / parameter_count : 0);
   }
   return seconds;
 }
@@ -173,7 +181,8 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
     figures.param_gather_exposed = std::max(figures.param_gather_exposed, collectives.gather_exposed);
     figures.optimizer_time =
         std::max(figures.optimizer_time, optimizer_step_time(setup, model.static_memory()[d].parameter_count,
-                                                              model.static_memory()[d].fp8_weight_count));
+                                                              model.static_memory()[d].fp8_weight_count,
+                                                              model.static_memory()[d].expert_parameter_count));
     reduced = std::max(reduced, collectives.reduce_end);
     figures.collectives.push_back(std::move(collectives));
   }

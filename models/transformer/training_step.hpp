@@ -99,7 +99,7 @@ TrainingFigures training_figures(const TransformerCostModel& model, double makes
 
 // Seconds of one device's data-parallel gradient reduction in one collective: fp32 gradients
 // all-reduced over the d ranks (reduce-scattered with the distributed optimizer).
-double dp_reduce_time(const TransformerSetup& setup, double parameter_count);
+double dp_reduce_time(const TransformerSetup& setup, double parameter_count, double expert_parameter_count = 0);
 
 // Seconds of one device's optimizer step: zeroing its whole gradient buffer, then the gradient-norm
 // pass, the fused Adam update and the copy into the bf16 parameters over its shard (memory-bound:
@@ -107,7 +107,10 @@ double dp_reduce_time(const TransformerSetup& setup, double parameter_count);
 // .cpp), plus the bf16
 // parameter all-gather of the distributed optimizer unless it overlaps the next step, and under FP8
 // the cast of `fp8_weight_count` linear weights to their FP8 copies (4 bytes each).
-double optimizer_step_time(const TransformerSetup& setup, double parameter_count, double fp8_weight_count = 0);
+// With expert parallelism, `expert_parameter_count` of them are routed experts' (their shard is over
+// the expert data-parallel group).
+double optimizer_step_time(const TransformerSetup& setup, double parameter_count, double fp8_weight_count = 0,
+                           double expert_parameter_count = 0);
 
 // "61.2 GiB": bytes in binary units with one decimal.
 std::string format_gib(std::int64_t bytes);

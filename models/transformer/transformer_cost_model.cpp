@@ -53,23 +53,42 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
     for (std::size_t j = 0; j < logical; ++j) plan.stages.push_back(plan.stages[j]);
   }
 
-  const PassTimes layer = layer_pass_times(arch, layout, hardware);
   const PassTimes embedding = embedding_pass_times(arch, layout, hardware);
   const PassTimes head = lm_head_pass_times(arch, layout, hardware);
   const ActivationLayout activation = layout.activation_layout();
-  const double layer_stash = activation_bytes_per_layer(arch, activation);
-  // With full recomputation the layer is rebuilt before I, so W needs what it needs without it; the
-  // engine's stash model cannot keep more than F allocated, so W's share is capped at the stash.
-  const double layer_weight_stash = std::min(weight_grad_bytes_per_layer(arch, activation), layer_stash);
-  weight_stash_fraction_ = layer_stash > 0 ? layer_weight_stash / layer_stash : 0;
+  // Dense layers and, in an MoE model, MoE layers: each kind's times and stashes.
+  struct LayerKind {
+    PassTimes times;
+    double stash = 0;
+    double weight_stash = 0;
+  };
+  auto kind = [&](bool moe) {
+    LayerKind k{.times = layer_pass_times(arch, layout, hardware, moe),
+                .stash = activation_bytes_per_layer(arch, activation, moe)};
+    // With full recomputation the layer is rebuilt before I, so W needs what it needs without it; the
+    // engine's stash model cannot keep more than F allocated, so W's share is capped at the stash.
+    k.weight_stash = std::min(weight_grad_bytes_per_layer(arch, activation, moe), k.stash);
+    return k;
+  };
+  const LayerKind dense = kind(false);
+  const LayerKind moe = has_experts(arch) ? kind(true) : dense;
+  // The engine's one stash fraction (for peak_stashed in micro-batch units): the whole model's.
+  const double moe_layers = moe_layer_count(arch);
+  const double dense_layers = arch.layers - moe_layers;
+  const double model_stash = dense_layers * dense.stash + moe_layers * moe.stash;
+  weight_stash_fraction_ =
+      model_stash > 0 ? (dense_layers * dense.weight_stash + moe_layers * moe.weight_stash) / model_stash : 0;
   const HeadStash head_stash = lm_head_stash(arch, layout);
 
   for (const StageContents& contents : plan.stages) {
     TransformerStageCosts costs;
     costs.contents = contents;
-    costs.times = layer.scaled(contents.layers);
-    costs.activation_bytes = contents.layers * layer_stash;
-    costs.weight_stash_bytes = contents.layers * layer_weight_stash;
+    const int experts = moe_layers_in(arch, contents.first_layer, contents.layers);
+    const int plain = contents.layers - experts;
+    costs.times = dense.times.scaled(plain);
+    if (experts > 0) costs.times += moe.times.scaled(experts);
+    costs.activation_bytes = plain * dense.stash + experts * moe.stash;
+    costs.weight_stash_bytes = plain * dense.weight_stash + experts * moe.weight_stash;
     if (contents.embedding) costs.times += embedding;
     if (contents.lm_head) {
       costs.times += head;

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+// Mixture-of-experts layers, with and without expert parallelism (models/transformer/layer_costs.hpp,
+// pass_costs.hpp, static_memory.hpp, data_parallel.hpp): FLOPs, stashes, times, parameters and their
+// reduction by hand on an ideal machine, where every GEMM is its FLOPs over the peak, every
+// memory-bound kernel its bytes over the HBM bandwidth and every collective its bytes over the link.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "models/transformer/data_parallel.hpp"
+#include "models/transformer/layer_costs.hpp"
+#include "models/transformer/pass_costs.hpp"
+#include "models/transformer/stage_plan.hpp"
+#include "models/transformer/static_memory.hpp"
+#include "models/transformer/transformer_cost_model.hpp"
+#include "support/ideal_machine.hpp"
+
+using Catch::Matchers::WithinRel;
+using ppsim::Architecture;
+using ppsim::TrainingLayout;
+using ppsim::test::kHbm;
+using ppsim::test::kPeak;
+
+namespace {
+
+// Four experts of width 512, two per token, SwiGLU, no dropout, no biases; h = 1024, 8 heads.
+Architecture moe_model(int layers = 4) {
+  Architecture arch{.name = "moe-test", .layers = layers, .hidden = 1024, .heads = 8, .kv_heads = 8,
+                    .ffn_hidden = 2048, .gated_mlp = true, .vocab = 32000, .norm = Architecture::kRmsNorm};
+  arch.moe = {.experts = 4, .top_k = 2, .expert_ffn_hidden = 512};
+  return arch;
+}
+
+// The same model with one dense MLP as wide as the top_k experts a token meets (2 x 512).
+Architecture dense_equivalent() {
+  Architecture arch = moe_model();
+  arch.moe = {};
+  arch.ffn_hidden = 1024;
+  return arch;
+}
+
+TrainingLayout layout() {
+  TrainingLayout l;
+  l.seq = 2048;
+  l.micro_batch = 1;
+  l.flash_attention = true;
+  return l;
+}
+
+constexpr double kTokens = 2048;
+constexpr double kHidden = 1024;
+
+}  // namespace
+
+TEST_CASE("An MoE layer's FLOPs are the dense layer's at top_k times the expert width, plus the router") {
+  const Architecture moe = moe_model();
+  const ppsim::LayerFlops flops = ppsim::layer_flops(moe, 2048, 1, true);
+  const ppsim::LayerFlops dense = ppsim::layer_flops(dense_equivalent(), 2048, 1);
+  const double router = 2 * kTokens * kHidden * 4;  // T x h by h x experts
+  CHECK(flops.forward == dense.forward + router);
+  CHECK(flops.input_grad == dense.input_grad + router);
+  CHECK(flops.weight_grad == dense.weight_grad + router);
+  // A whole step counts every layer as MoE here: 4 x (F + I + W) plus the LM head.
+  const ppsim::LayerFlops head = ppsim::lm_head_flops(moe, 2048, 1);
+  CHECK(ppsim::step_flops(moe, 2048, 1, false) ==
+        4 * (flops.forward + flops.input_grad + flops.weight_grad) + head.forward + head.input_grad + head.weight_grad);
+}
+
+TEST_CASE("On an ideal machine an MoE layer costs the dense equivalent plus its router and its token shuffling") {
+  const ppsim::PassTimes moe = ppsim::layer_pass_times(moe_model(), layout(), ppsim::test::ideal_machine(), true);
+  const ppsim::PassTimes dense = ppsim::layer_pass_times(dense_equivalent(), layout(), ppsim::test::ideal_machine());
+  const double router = 2 * kTokens * kHidden * 4 / kPeak;
+  CHECK_THAT(moe.forward.gemm, WithinRel(dense.forward.gemm + router, 1e-12));
+  CHECK_THAT(moe.input_grad.gemm, WithinRel(dense.input_grad.gemm + router, 1e-12));
+  CHECK_THAT(moe.weight_grad.gemm, WithinRel(dense.weight_grad.gemm + router, 1e-12));
+  CHECK(moe.forward.attention == dense.forward.attention);
+  // Routing: softmax and top-k over T x 4 logits (6 bytes each in F, 10 in I); permute and unpermute
+  // read or write the T tokens and their 2 copies (2 bytes an element), unpermute's backward the
+  // copies twice.
+  const double tokens = 2 * kTokens * kHidden;
+  const double forward_routing = (6 * kTokens * 4 + 2 * (tokens + 2 * tokens)) / kHbm;
+  const double backward_routing = (10 * kTokens * 4 + (tokens + 2 * tokens) + (tokens + 4 * tokens)) / kHbm;
+  CHECK_THAT(moe.forward.memory, WithinRel(dense.forward.memory + forward_routing, 1e-12));
+  CHECK_THAT(moe.input_grad.memory, WithinRel(dense.input_grad.memory + backward_routing, 1e-12));
+}
+
+TEST_CASE("An MoE layer stashes the router's input and probabilities and each routed copy's expert tensors") {
+  ppsim::ActivationLayout a;
+  a.seq = 2048;
+  a.micro_batch = 1;
+  a.flash_attention = true;
+  const Architecture moe = moe_model();
+  // Per token: norm inputs 4h, QKV input 2h, Q K V 2h + 4kv (kv = h), attention output 2h; the
+  // router's input 2h and fp32 probabilities 4 x 4; per copy (2): permuted input 2h, gate and up
+  // 4 x 512, the down GEMM's input 2 x 512, the expert output 2h and its routing weight 4.
+  const double per_token = 4 * kHidden + 2 * kHidden + 6 * kHidden + 2 * kHidden + 2 * kHidden + 16 +
+                           2 * (2 * kHidden + 4 * 512 + 2 * 512 + 2 * kHidden + 4);
+  CHECK(ppsim::activation_bytes_per_layer(moe, a, true) == kTokens * per_token);
+  // W keeps, 2 bytes each: QKV and projection inputs, projection output gradient and QKV output
+  // gradient (h + 2kv); the router's input and output gradient; per copy the experts' GEMM inputs
+  // (h, 512) and output gradients (h, 2 x 512).
+  const double weight = 2 * (kHidden + kHidden + 3 * kHidden) + 2 * (kHidden + 4) +
+                        2 * 2 * (kHidden + 512 + kHidden + 2 * 512);
+  CHECK(ppsim::weight_grad_bytes_per_layer(moe, a, true) == kTokens * weight);
+}
+
+TEST_CASE("A stage holds its dense and MoE layers' parameters, and its time and stash follow each kind") {
+  Architecture arch = moe_model(6);
+  arch.moe.dense_layers = 2;  // layers 0 and 1 dense, 2 to 5 MoE
+  const ppsim::StagePlan plan = ppsim::plan_stages(arch, 2, {});
+  REQUIRE(plan.stages.size() == 2);
+  CHECK(ppsim::moe_layers_in(arch, plan.stages[0].first_layer, plan.stages[0].layers) == 1);
+  CHECK(ppsim::moe_layers_in(arch, plan.stages[1].first_layer, plan.stages[1].layers) == 3);
+  const double dense = static_cast<double>(ppsim::layer_parameter_count(arch));
+  const double moe = static_cast<double>(ppsim::moe_layer_parameter_count(arch));
+  CHECK(ppsim::stage_parameter_count(arch, plan.stages[1], 1, false) == 3 * moe + 1024 + 32000 * 1024.0);
+  CHECK(ppsim::stage_parameter_count(arch, plan.stages[0], 1, false) == 2 * dense + moe + 32000 * 1024.0);
+
+  TrainingLayout l = layout();
+  l.pipeline = 2;
+  const ppsim::TransformerCostModel model({arch, l, ppsim::test::ideal_machine()}, {0, 1});
+  const ppsim::ActivationLayout a = l.activation_layout();
+  const ppsim::PassTimes dense_times = ppsim::layer_pass_times(arch, l, ppsim::test::ideal_machine());
+  const ppsim::PassTimes moe_times = ppsim::layer_pass_times(arch, l, ppsim::test::ideal_machine(), true);
+  // The last stage: three MoE layers and the LM head.
+  const ppsim::PassTimes head = ppsim::lm_head_pass_times(arch, l, ppsim::test::ideal_machine());
+  CHECK_THAT(model.compute_time(ppsim::Op::kBackwardWeight, 1),
+             WithinRel(3 * moe_times.weight_grad.total() + head.weight_grad.total(), 1e-12));
+  CHECK_THAT(model.compute_time(ppsim::Op::kForward, 0),
+             WithinRel(2 * dense_times.forward.total() + moe_times.forward.total() +
+                           ppsim::embedding_pass_times(arch, l, ppsim::test::ideal_machine()).forward.total(),
+                       1e-12));
+  CHECK(model.activation_bytes(0) ==
+        std::llround(2 * ppsim::activation_bytes_per_layer(arch, a) + ppsim::activation_bytes_per_layer(arch, a, true)));
+}
+
+TEST_CASE("Expert parallelism splits the experts, adds two all-to-alls to F and to I, and keeps the FLOPs") {
+  TrainingLayout l = layout();
+  const ppsim::HardwareProfile machine = ppsim::test::ideal_machine();
+  const ppsim::PassTimes one = ppsim::layer_pass_times(moe_model(), l, machine, true);
+  l.data_parallel = 4;
+  l.expert_parallel = 2;
+  const ppsim::PassTimes two = ppsim::layer_pass_times(moe_model(), l, machine, true);
+  // Two experts a rank over the same top_k T copies: the same FLOPs on an ideal machine.
+  CHECK_THAT(two.forward.gemm, WithinRel(one.forward.gemm, 1e-12));
+  CHECK_THAT(two.weight_grad.gemm, WithinRel(one.weight_grad.gemm, 1e-12));
+  // Dispatch and combine: T x top_k copies of h 16-bit values, half of them to the other rank.
+  const double bytes = kTokens * 2 * kHidden * 2;
+  const double all_to_all = (bytes / 2) / ppsim::test::kNvlink;
+  CHECK_THAT(two.forward.collective, WithinRel(2 * all_to_all, 1e-12));
+  CHECK_THAT(two.input_grad.collective, WithinRel(2 * all_to_all, 1e-12));
+  CHECK(two.weight_grad.collective == 0);
+  CHECK(one.forward.collective == 0);
+  // Sixteen ranks leave an 8-GPU node: a ring through the NICs of its 8 ranks a node.
+  l.data_parallel = 16;
+  Architecture wide = moe_model();
+  wide.moe.experts = 16;
+  l.expert_parallel = 16;
+  const ppsim::PassTimes sixteen = ppsim::layer_pass_times(wide, l, machine, true);
+  CHECK_THAT(sixteen.forward.collective,
+             WithinRel(2 * ppsim::collective_time(machine, ppsim::Collective::kAllToAll, bytes, 16, true, 8), 1e-12));
+  CHECK_THAT(ppsim::collective_time(machine, ppsim::Collective::kAllToAll, bytes, 16, true, 8),
+             WithinRel(15 * (bytes / 16) / std::min(ppsim::test::kNvlink, 8 * ppsim::test::kInfiniband), 1e-12));
+}
+
+TEST_CASE("The busiest expert rank's imbalance scales its expert GEMMs, all-to-alls and expert stash") {
+  TrainingLayout l = layout();
+  l.data_parallel = 2;
+  l.expert_parallel = 2;
+  const ppsim::HardwareProfile machine = ppsim::test::ideal_machine();
+  const ppsim::PassTimes balanced = ppsim::layer_pass_times(moe_model(), l, machine, true);
+  l.moe_imbalance = 1.5;
+  const ppsim::PassTimes skewed = ppsim::layer_pass_times(moe_model(), l, machine, true);
+  // The expert GEMMs: 2 copies x (gate/up 2 x 512 + down 512) x h per token, times 2 FLOPs.
+  const double experts = 2 * kTokens * 2 * 3 * 512 * kHidden / kPeak;
+  CHECK_THAT(skewed.forward.gemm - balanced.forward.gemm, WithinRel(0.5 * experts, 1e-9));
+  CHECK_THAT(skewed.forward.collective, WithinRel(1.5 * balanced.forward.collective, 1e-12));
+  const ppsim::ActivationLayout a = l.activation_layout();
+  ppsim::ActivationLayout even = a;
+  even.moe_imbalance = 1;
+  // Each received copy keeps 2h + 4 x 512 + 2 x 512 bytes; the token's own copies are as many as before.
+  CHECK(ppsim::activation_bytes_per_layer(moe_model(), a, true) -
+            ppsim::activation_bytes_per_layer(moe_model(), even, true) ==
+        kTokens * 0.5 * 2 * (2 * kHidden + 4 * 512 + 2 * 512));
+}
+
+TEST_CASE("Routed experts' state is sharded and reduced over the expert data-parallel group") {
+  TrainingLayout l = layout();
+  l.pipeline = 1;
+  l.data_parallel = 8;
+  l.expert_parallel = 4;  // expert data-parallel group: 8 / 4 = 2 ranks
+  l.distributed_optimizer = true;
+  l.global_batch = 8;
+  const Architecture arch = moe_model();
+  REQUIRE(ppsim::expert_data_parallel(l) == 2);
+  const ppsim::TransformerCostModel model({arch, l, ppsim::test::ideal_machine()}, {0});
+  const ppsim::StaticMemory& memory = model.static_memory()[0];
+  // Each rank holds 4 / 4 = one expert of each of the 4 MoE layers: 3 x 1024 x 512 parameters.
+  const double expert = 3.0 * 1024 * 512;
+  CHECK(memory.expert_parameter_count == 4 * expert);
+  const double all = static_cast<double>(ppsim::parameter_count(arch)) - 4 * 3 * expert;
+  CHECK(memory.parameter_count == all);
+  // Adam's 12 bytes: the dense parameters' over d = 8, the experts' over 2.
+  CHECK(memory.optimizer == std::llround(12 * ((all - 4 * expert) / 8 + 4 * expert / 2)));
+  // A bucket's reduction: its dense share over 8 ranks, its expert share over 2 (fp32, reduce-scatter
+  // rings inside the node).
+  const ppsim::TransformerSetup& setup = model.setup();
+  const double share = 0.25;
+  const double bucket = 1e8;
+  CHECK_THAT(ppsim::gradient_reduce_time(setup, bucket, share),
+             WithinRel((7 * 4 * bucket * 0.75 / 8 + 1 * 4 * bucket * 0.25 / 2) / ppsim::test::kNvlink, 1e-12));
+}
