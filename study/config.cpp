@@ -21,7 +21,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 64> kSettings = {{
+constexpr std::array<SettingInfo, 65> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -67,6 +67,9 @@ constexpr std::array<SettingInfo, 64> kSettings = {{
     {"d", "-d,--data-parallel", "N", "data-parallel degree (default 1)"},
     {"e", "-e,--expert-parallel", "N",
      "expert-parallel degree of an MoE model, folded out of d: each rank holds experts/e of them (default 1)"},
+    {"expert-tensor-parallel", "--expert-tensor-parallel", "N",
+     "tensor-parallel split of each expert; only 1 is modelled, each expert whole on its rank, as Megatron-Bridge's "
+     "MoE recipes set it (default 1)"},
     {"moe-imbalance", "--moe-imbalance", "X",
      "tokens the busiest expert rank receives over the balanced share, >= 1 (default 1: balanced)"},
     {"sequence-parallel", "--sequence-parallel", "", "shard the norms and residuals over the sequence (t > 1)"},
@@ -448,6 +451,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.data_parallel = parse_count(text, source);
   else if (key == "e")
     scenario.layout.expert_parallel = parse_count(text, source);
+  else if (key == "expert-tensor-parallel")
+    scenario.layout.expert_tensor_parallel = parse_count(text, source);
   else if (key == "moe-imbalance")
     scenario.layout.moe_imbalance = imbalance_from_text(text, source);
   else if (key == "sequence-parallel")
@@ -564,7 +569,8 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       if (!value.is_number()) fail(source, "must be a factor from 1 (balanced) to 1000, got " + json_excerpt(value));
       scenario.layout.moe_imbalance = imbalance_from_number(value.get<double>(), source);
     } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
-               key == "e" || key == "bucket-size" || key == "microbatch-group-size") {
+               key == "e" || key == "expert-tensor-parallel" || key == "bucket-size" ||
+               key == "microbatch-group-size") {
       apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
     } else if (key == "overlap-p2p-comm") {  // null: Megatron's default, as a report's scenario writes it
       scenario.overlap_p2p_comm.reset();
@@ -646,6 +652,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["t"] = layout.tensor_parallel;
     out["d"] = layout.data_parallel;
     out["e"] = layout.expert_parallel;
+    out["expert-tensor-parallel"] = layout.expert_tensor_parallel;
     out["moe-imbalance"] = layout.moe_imbalance;
     out["sequence-parallel"] = layout.sequence_parallel;
     out["recompute"] = recompute_name(layout.recompute);

@@ -111,10 +111,11 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     refuse_t("t=" + std::to_string(t) + " does not divide the " + std::to_string(arch.kv_heads) + " KV heads of " +
              arch.name);
   }
-  if (has_experts(arch) && t > 1) {
-    // Megatron splits experts over tensor-parallel ranks too (expert tensor parallelism) and gathers
-    // their tokens over the tensor-parallel group; neither is modelled yet.
-    refuse_t("tensor parallelism of " + arch.name + "'s mixture-of-experts layers is not modelled yet; use t=1");
+  if (has_experts(arch) && t > 1 && !layout.sequence_parallel) {
+    // Megatron asserts the same (megatron/training/arguments.py: "When using MoE and tensor
+    // parallelism, sequence parallelism must be used"); the experts then take each rank's shard.
+    refuse_t("t=" + std::to_string(t) + " with " + arch.name +
+             "'s mixture-of-experts layers needs --sequence-parallel, as Megatron-LM requires");
   }
   if (arch.ffn_hidden % t != 0) {
     refuse_t("t=" + std::to_string(t) + " does not divide the FFN width " + std::to_string(arch.ffn_hidden) + " of " +
@@ -159,6 +160,11 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
              " ranks of a pipeline stage, out of which it folds");
   }
   if (e > 1 && layout.fsdp) refuse_e("FSDP with expert parallelism is not modelled; give one of the two");
+  if (layout.expert_tensor_parallel != 1) {
+    throw InputError(scenario.source_of("expert-tensor-parallel") +
+                     ": only 1 is modelled (each expert whole on its rank, as Megatron-Bridge's MoE recipes set "
+                     "it), got " + std::to_string(layout.expert_tensor_parallel));
+  }
   if (layout.moe_imbalance != 1 && !has_experts(arch)) {
     throw InputError(scenario.source_of("moe-imbalance") + ": needs a mixture-of-experts model; " + arch.name +
                      " is dense");

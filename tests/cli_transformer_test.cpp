@@ -190,6 +190,9 @@ TEST_CASE("An MoE model runs without expert parallelism; what is not modelled ye
            {{"-d", "6", "-e", "3"}, "ppsim: error: --expert-parallel: e=3 does not divide the 8 experts of mixtral-8x7b\n"},
            {{"-d", "2", "-e", "4"},
             "ppsim: error: --expert-parallel: e=4 does not divide the t*d = 2 ranks of a pipeline stage, out of which it folds\n"},
+           {{"--expert-tensor-parallel", "2"},
+            "ppsim: error: --expert-tensor-parallel: only 1 is modelled (each expert whole on its rank, as "
+            "Megatron-Bridge's MoE recipes set it), got 2\n"},
            {{"--moe-imbalance", "0.5"}, "ppsim: error: --moe-imbalance: must be a factor from 1 (balanced) to 1000, "
                                         "got 0.5\n"},
        }) {
@@ -205,8 +208,11 @@ TEST_CASE("An MoE model runs without expert parallelism; what is not modelled ye
   run = ppsim_cli({"run", "--model", moe, "-t", "2", "-p", "4", "-m", "8"});
   CHECK(run.status == ppsim::kExitBadInput);
   CHECK(run.err ==
-        "ppsim: error: --tensor-parallel: tensor parallelism of mixtral-8x7b's mixture-of-experts layers is not "
-        "modelled yet; use t=1\n");
+        "ppsim: error: --tensor-parallel: t=2 with mixtral-8x7b's mixture-of-experts layers needs --sequence-parallel, "
+        "as Megatron-LM requires\n");
+  run = ppsim_cli({"run", "--model", moe, "-t", "2", "--sequence-parallel", "-p", "4", "-d", "4", "-e", "8",
+                   "--global-batch", "32"});
+  CHECK(run.status == 0);
   model["moe"]["shared_experts"] = 1;
   model["moe"]["shared_expert_ffn_hidden"] = 2048;
   std::ofstream(moe) << model.dump();

@@ -99,7 +99,7 @@ TEST_CASE("An MoE layer stashes the router's input and probabilities and each ro
   // W keeps, 2 bytes each: QKV and projection inputs, projection output gradient and QKV output
   // gradient (h + 2kv); the router's input and output gradient; per copy the experts' GEMM inputs
   // (h, 512) and output gradients (h, 2 x 512).
-  const double weight = 2 * (kHidden + kHidden + 3 * kHidden) + 2 * (kHidden + 4) +
+  const double weight = 2 * (kHidden + kHidden + kHidden + 3 * kHidden) + 2 * (kHidden + 4) +
                         2 * 2 * (kHidden + 512 + kHidden + 2 * 512);
   CHECK(ppsim::weight_grad_bytes_per_layer(moe, a, true) == kTokens * weight);
 }
@@ -209,4 +209,36 @@ TEST_CASE("Routed experts' state is sharded and reduced over the expert data-par
   const double bucket = 1e8;
   CHECK_THAT(ppsim::gradient_reduce_time(setup, bucket, share),
              WithinRel((7 * 4 * bucket * 0.75 / 8 + 1 * 4 * bucket * 0.25 / 2) / ppsim::test::kNvlink, 1e-12));
+}
+
+TEST_CASE("With tensor and sequence parallelism an MoE layer routes its rank's shard to whole experts") {
+  TrainingLayout l = layout();
+  l.tensor_parallel = 2;
+  l.sequence_parallel = true;
+  const ppsim::HardwareProfile machine = ppsim::test::ideal_machine();
+  const ppsim::PassTimes moe = ppsim::layer_pass_times(moe_model(), l, machine, true);
+  // Attention split two ways (QKV h x 3h / 2, projection h / 2 x h) over all T tokens; the router
+  // and the experts whole, over the rank's T / 2 tokens and their 2 copies.
+  const double attention = 2 * kTokens * kHidden * 3 * kHidden / 2 + 2 * kTokens * kHidden / 2 * kHidden;
+  const double router = 2 * (kTokens / 2) * kHidden * 4;
+  const double experts = 2 * (kTokens / 2) * 2 * kHidden * 3 * 512;
+  CHECK_THAT(moe.forward.gemm, WithinRel((attention + router + experts) / kPeak, 1e-12));
+  // One reduce-scatter and all-gather pair, the attention's: T x h 16-bit values, half of them moved.
+  const double pair = 2 * (kTokens * kHidden * 2 / 2) / ppsim::test::kNvlink;
+  CHECK_THAT(moe.forward.collective, WithinRel(pair, 1e-12));
+  // Everything the layer stashes is the rank's shard: half of what one rank keeps at t = 1.
+  ppsim::ActivationLayout a = l.activation_layout();
+  ppsim::ActivationLayout one = a;
+  one.tensor_parallel = 1;
+  one.sequence_parallel = false;
+  CHECK(ppsim::activation_bytes_per_layer(moe_model(), a, true) ==
+        ppsim::activation_bytes_per_layer(moe_model(), one, true) / 2);
+  CHECK(ppsim::weight_grad_bytes_per_layer(moe_model(), a, true) ==
+        ppsim::weight_grad_bytes_per_layer(moe_model(), one, true) / 2);
+  // Parameters: the attention split two ways, whole experts (one of four a rank with e = 4 over
+  // t d = 8); their expert data-parallel group is t d / e = 2.
+  l.data_parallel = 4;
+  l.expert_parallel = 4;
+  CHECK(ppsim::expert_data_parallel(l) == 2);
+  CHECK(ppsim::layer_linear_weight_count(moe_model(), true, 2, 4) == (4.0 * kHidden * kHidden) / 2 + 3.0 * kHidden * 512);
 }

@@ -71,18 +71,25 @@ std::int64_t expert_parameter_count(const Architecture& arch) {
   return std::int64_t{arch.moe.experts} * mlp_parameter_count(arch, arch.moe.expert_ffn_hidden, arch.linear_biases);
 }
 
-std::int64_t layer_linear_weight_count(const Architecture& arch, bool moe, int expert_parallel) {
+std::int64_t layer_linear_weight_count(const Architecture& arch) {
   const std::int64_t h = arch.hidden;
   const std::int64_t q = std::int64_t{arch.heads} * head_size(arch);
   const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
-  // Attention: Q (h x q), K and V (h x kv each), output projection O (q x h), then the MLP or the
-  // experts.
-  const std::int64_t attention = h * q + 2 * h * kv + q * h;
-  if (!moe) return attention + mlp_parameter_count(arch, arch.ffn_hidden, false);
-  return attention +
-         std::int64_t{arch.moe.experts / std::max(1, expert_parallel)} *
-             mlp_parameter_count(arch, arch.moe.expert_ffn_hidden, false) +
-         std::int64_t{arch.moe.shared_experts} * mlp_parameter_count(arch, arch.moe.shared_expert_ffn_hidden, false);
+  // Attention: Q (h x q), K and V (h x kv each), output projection O (q x h), then the MLP.
+  return h * q + 2 * h * kv + q * h + mlp_parameter_count(arch, arch.ffn_hidden, false);
+}
+
+double layer_linear_weight_count(const Architecture& arch, bool moe, int tensor_parallel, int expert_parallel) {
+  const double t = std::max(1, tensor_parallel);
+  if (!moe) return static_cast<double>(layer_linear_weight_count(arch)) / t;
+  const double attention =
+      static_cast<double>(layer_linear_weight_count(arch) - mlp_parameter_count(arch, arch.ffn_hidden, false));
+  const double experts = static_cast<double>(arch.moe.experts / std::max(1, expert_parallel)) *
+                         static_cast<double>(mlp_parameter_count(arch, arch.moe.expert_ffn_hidden, false));
+  const double shared =
+      static_cast<double>(arch.moe.shared_experts) *
+      static_cast<double>(mlp_parameter_count(arch, arch.moe.shared_expert_ffn_hidden, false));
+  return (attention + shared) / t + experts;
 }
 
 int moe_layers_in(const Architecture& arch, int first, int count) {

@@ -88,10 +88,13 @@ std::int64_t layer_parameter_count(const Architecture& arch);
 std::int64_t moe_layer_parameter_count(const Architecture& arch, bool active = false);
 
 // Of those, the weights of the layer's linear layers (Q, K, V, O and the MLP's two or three
-// matrices): no biases, no norms. With `moe`, an MoE layer's: the experts' matrices in place of the
-// MLP's (the router is not one of them: Megatron runs it outside Transformer Engine, in 16 bits).
-// With expert parallelism over `expert_parallel` ranks, one rank's share of the experts.
-std::int64_t layer_linear_weight_count(const Architecture& arch, bool moe = false, int expert_parallel = 1);
+// matrices): no biases, no norms.
+std::int64_t layer_linear_weight_count(const Architecture& arch);
+// On one of `tensor_parallel` ranks of an MoE layer under expert parallelism over `expert_parallel`
+// ranks: the attention's weights split t ways and that rank's whole experts (experts / e of them;
+// expert tensor parallelism 1); the router is not among them (Megatron runs it outside Transformer
+// Engine, in 16 bits). A dense layer's weights all split t ways.
+double layer_linear_weight_count(const Architecture& arch, bool moe, int tensor_parallel, int expert_parallel);
 
 // The routed experts' parameters in one MoE layer (every expert's MLP, with biases when the model
 // has them): what expert parallelism splits and the expert data-parallel group reduces.

@@ -98,12 +98,13 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
   // outputs) in bf16 and the last GEMM's input as that GEMM saves it.
   double mlp_split = (arch.gated_mlp ? 2 * f + 2 * f : 2 * f) + gemm_input * f;
   if (moe) {
-    // An MoE layer (tensor parallelism is not modelled with experts, so nothing here splits): the
-    // router's 16-bit input and its fp32 probabilities over the experts; each token copy this rank's
-    // experts receive (top_k per token, times --moe-imbalance on the busiest rank) keeps its permuted
-    // input and the expert MLP's tensors at the expert width; each of the token's own top_k copies
-    // keeps the expert's output it gets back, which the combine's backward needs for the gradient of
-    // the routing weights (with that weight, fp32).
+    // An MoE layer (tensor parallelism only with sequence parallelism, so the layer routes its
+    // shard of T / t tokens: the per-token terms below divide by t with the rest): the router's
+    // 16-bit input and its fp32 probabilities over the experts; each token copy this rank's experts
+    // receive (top_k per token, times --moe-imbalance on the busiest rank) keeps its permuted input
+    // and the expert MLP's tensors at the expert width (experts are not split over t); each of the
+    // token's own top_k copies keeps the expert's output it gets back, which the combine's backward
+    // needs for the gradient of the routing weights (with that weight, fp32).
     const double k = arch.moe.top_k;
     const double received = k * layout.moe_imbalance;
     const double fe = as_double(arch.moe.expert_ffn_hidden);
@@ -144,13 +145,17 @@ double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLay
                        + (arch.gated_mlp ? 2 * f : f);  // MLP first GEMM output gradient
   const double element = layout.fp8 ? 1 : 2;
   if (moe) {
-    // The router's input and output gradient, and per routed copy each expert GEMM's input and
-    // output gradient (as above, at the expert width).
+    // The attention's four as above; then, per token of the shard the MoE layer routes (T / t under
+    // sequence parallelism), the router's input and output gradient (16-bit) and per routed copy
+    // each expert GEMM's input and output gradient at the expert width (experts are not split).
     const double k = arch.moe.top_k;
     const double fe = as_double(arch.moe.expert_ffn_hidden);
-    const double attention = h + h + (h + 2 * kv);  // QKV input, projection input and output gradient, QKV output gradient
+    const double attention_replicated = h + h;      // QKV input, projection output gradient
+    const double attention_split = h + (h + 2 * kv);  // projection input, QKV output gradient
     const double experts = k * layout.moe_imbalance * (h + fe + h + (arch.gated_mlp ? 2 * fe : fe));
-    return tokens * (element * (attention + experts) + 2 * (h + as_double(arch.moe.experts)));
+    const double shard = layout.sequence_parallel ? t : 1;
+    return tokens * (element * (attention_replicated / shard + attention_split / t) +
+                     (element * experts + 2 * (h + as_double(arch.moe.experts))) / shard);
   }
   return tokens * element * (replicated / (layout.sequence_parallel ? t : 1) + split / t);
 }

@@ -24,6 +24,12 @@ struct LayerShape {
   // when balanced, times --moe-imbalance on the busiest rank. `expert_parallel` ranks exchange the
   // copies by all-to-all. A dense layer: 1, 1, 0, T and 1.
   double copies = 1, groups = 1, experts = 0, routed = 0, expert_parallel = 1;
+  // The MLP's split: t for a dense layer (column- and row-parallel), 1 for experts (expert tensor
+  // parallelism 1: each expert whole on its rank). `moe_tokens`: the tokens this rank routes, its
+  // sequence-parallel shard T / t (the MoE layer takes the shard as it is, Megatron's dispatcher
+  // with sequence parallelism), or T.
+  double mlp_t = 1, moe_tokens = 0;
+  bool moe = false;
 };
 
 LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout, bool moe = false) {
@@ -37,7 +43,10 @@ LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout, bool
   shape.seq = as_double(layout.seq);
   shape.batch = as_double(layout.micro_batch);
   shape.tokens = shape.seq * shape.batch;
-  shape.routed = moe ? shape.tokens * shape.copies * layout.moe_imbalance : shape.tokens;
+  shape.moe = moe;
+  shape.mlp_t = moe ? 1 : layout.tensor_parallel;
+  shape.moe_tokens = moe && layout.sequence_parallel ? shape.tokens / layout.tensor_parallel : shape.tokens;
+  shape.routed = moe ? shape.moe_tokens * shape.copies * layout.moe_imbalance : shape.tokens;
   shape.hidden = as_double(arch.hidden);
   shape.ffn = as_double(moe ? arch.moe.expert_ffn_hidden : arch.ffn_hidden);
   shape.kv = as_double(std::int64_t{arch.kv_heads} * head_size(arch));
@@ -80,8 +89,8 @@ std::array<Linear, 4> linears(const LayerShape& x) {
   const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
   return {{{x.hidden, (x.hidden + 2 * x.kv) / x.t},
            {x.hidden / x.t, x.hidden},
-           {x.hidden, mlp_in_width / x.t},
-           {x.ffn / x.t, x.hidden}}};
+           {x.hidden, mlp_in_width / x.mlp_t},
+           {x.ffn / x.mlp_t, x.hidden}}};
 }
 
 // SMs an overlapped tensor-parallel collective takes from each linear's GEMM under --tp-comm-overlap,
@@ -132,7 +141,7 @@ std::array<double, 4> linear_times(const LayerShape& x, const HardwareProfile& p
 // for any linear layer.
 double router_time(const LayerShape& x, const HardwareProfile& profile, std::string_view precision, Pass pass) {
   if (x.experts <= 0) return 0;
-  return profile.gemm_time(linear_shape(x.tokens, x.hidden, x.experts, pass), precision);
+  return profile.gemm_time(linear_shape(x.moe_tokens, x.hidden, x.experts, pass), precision);
 }
 
 // The MoE layer's routing and token shuffling, memory-bound, per pass (Megatron's alltoall token
@@ -157,9 +166,9 @@ double expert_all_to_alls(const LayerShape& x, const HardwareProfile& profile) {
 
 double routing_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
   if (x.experts <= 0) return 0;
-  const double tokens = x.tokens * x.hidden * kActivationBytes;
+  const double tokens = x.moe_tokens * x.hidden * kActivationBytes;
   const double copies = tokens * x.copies;
-  const double logits = x.tokens * x.experts;
+  const double logits = x.moe_tokens * x.experts;
   if (!backward) {
     return profile.memory_time(6 * logits) + profile.memory_time(tokens + copies) +
            profile.memory_time(copies + tokens);
@@ -249,7 +258,7 @@ double softmax_backward(const LayerShape& x, const HardwareProfile& profile) {
 // Norms, residual adds, the activation function and rotary embeddings of one pass (F or I).
 double layer_memory_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
   const double r = x.replicated * kActivationBytes;
-  const double mlp = x.routed * x.ffn / x.t * kActivationBytes;
+  const double mlp = x.routed * x.ffn / x.mlp_t * kActivationBytes;
   double seconds = 2 * profile.memory_time((backward ? 3 : 2) * r)  // two norms
                    + 2 * profile.memory_time(3 * r);                // two residual adds
   seconds += profile.memory_time((x.gated ? (backward ? 5 : 3) : (backward ? 3 : 2)) * mlp);
@@ -292,15 +301,19 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
     const double forward_pairs[] = {gather, scatter, gather, scatter};
     const double backward_pairs[] = {scatter, gather, scatter, gather};
     const double* collectives = backward ? backward_pairs : forward_pairs;
+    // An MoE layer has only the attention's pair: its experts take the sequence shard as it is and
+    // hand back a shard (expert tensor parallelism 1), so nothing is gathered or scattered around them.
+    const std::size_t linears = x.moe ? 2 : 4;
     double exposed = 0;
-    for (std::size_t i = 0; i < 4; ++i) exposed += std::max(0.0, collectives[i] - gemms[i]);
+    for (std::size_t i = 0; i < linears; ++i) exposed += std::max(0.0, collectives[i] - gemms[i]);
     return exposed;
   }
+  const double pairs = x.moe ? 1 : 2;
   if (x.sequence_parallel) {
-    return 2 * (collective_time(profile, Collective::kReduceScatter, bytes, t, inter, per_node) +
-                collective_time(profile, Collective::kAllGather, bytes, t, inter, per_node));
+    return pairs * (collective_time(profile, Collective::kReduceScatter, bytes, t, inter, per_node) +
+                    collective_time(profile, Collective::kAllGather, bytes, t, inter, per_node));
   }
-  return 2 * collective_time(profile, Collective::kAllReduce, bytes, t, inter, per_node);
+  return pairs * collective_time(profile, Collective::kAllReduce, bytes, t, inter, per_node);
 }
 
 }  // namespace
@@ -393,8 +406,8 @@ double sequence_parallel_backward_gathers(const LayerShape& x, const HardwarePro
   const double gather = collective_time(profile, Collective::kAllGather, x.tokens * x.hidden * kActivationBytes,
                                         layout.tensor_parallel, tensor_parallel_crosses_nodes(profile, layout),
                                         tensor_parallel_ranks_per_node(profile, layout));
-  // The QKV and MLP-in input-gradient GEMMs hide the gathers.
-  return std::max(0.0, gather - dgrads[0]) + std::max(0.0, gather - dgrads[2]);
+  // The QKV and MLP-in input-gradient GEMMs hide the gathers; an MoE layer's experts need none.
+  return std::max(0.0, gather - dgrads[0]) + (x.moe ? 0 : std::max(0.0, gather - dgrads[2]));
 }
 
 }  // namespace

@@ -65,9 +65,8 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
     device.expert_parameter_count += stage_expert_parameter_count(arch, plan.stages[s], layout.expert_parallel);
   }
   if (layout.precision == "fp8") {
-    const double t = layout.tensor_parallel;
-    const double dense = static_cast<double>(layer_linear_weight_count(arch)) / t;
-    const double moe = static_cast<double>(layer_linear_weight_count(arch, true, layout.expert_parallel)) / t;
+    const double dense = layer_linear_weight_count(arch, false, layout.tensor_parallel, layout.expert_parallel);
+    const double moe = layer_linear_weight_count(arch, true, layout.tensor_parallel, layout.expert_parallel);
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
       const StageContents& stage = plan.stages[s];
       const int experts = moe_layers_in(arch, stage.first_layer, stage.layers);

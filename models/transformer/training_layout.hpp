@@ -25,6 +25,10 @@ struct TrainingLayout {
   // tokens reach them by all-to-all; the expert gradients reduce over the d / e ranks left (the
   // expert data-parallel group, megatron/core/parallel_state.py). 1: every expert on every rank.
   int expert_parallel = 1;
+  // --expert-tensor-parallel: each expert's split over tensor-parallel ranks. Only 1 is modelled:
+  // experts whole on their rank, which routes its sequence-parallel shard (Megatron-Bridge's MoE
+  // recipes set 1; Megatron-LM's own default, t, is refused until it is modelled).
+  int expert_tensor_parallel = 1;
   // --moe-imbalance: the tokens the busiest expert rank receives over the balanced top_k T share
   // (1: balanced, as NVIDIA's benchmarks force it with --moe-router-force-load-balancing); the
   // busiest rank's expert GEMMs and all-to-alls set the pace.
