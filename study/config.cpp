@@ -21,7 +21,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 65> kSettings = {{
+constexpr std::array<SettingInfo, 66> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -70,6 +70,9 @@ constexpr std::array<SettingInfo, 65> kSettings = {{
     {"expert-tensor-parallel", "--expert-tensor-parallel", "N",
      "tensor-parallel split of each expert; only 1 is modelled, each expert whole on its rank, as Megatron-Bridge's "
      "MoE recipes set it (default 1)"},
+    {"moe-dispatcher", "--moe-dispatcher", "alltoall|allgather|deepep",
+     "how tokens reach their experts with -e: NCCL all-to-all (default, as Megatron-LM's MoE README recommends), "
+     "all-gather and reduce-scatter (Megatron-LM's flag default), or DeepEP/HybridEP (once per node across nodes)"},
     {"moe-imbalance", "--moe-imbalance", "X",
      "tokens the busiest expert rank receives over the balanced share, >= 1 (default 1: balanced)"},
     {"sequence-parallel", "--sequence-parallel", "", "shard the norms and residuals over the sequence (t > 1)"},
@@ -453,6 +456,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.expert_parallel = parse_count(text, source);
   else if (key == "expert-tensor-parallel")
     scenario.layout.expert_tensor_parallel = parse_count(text, source);
+  else if (key == "moe-dispatcher")
+    scenario.layout.moe_dispatcher = one_of(text, {"alltoall", "allgather", "deepep"}, source);
   else if (key == "moe-imbalance")
     scenario.layout.moe_imbalance = imbalance_from_text(text, source);
   else if (key == "sequence-parallel")
@@ -653,6 +658,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["d"] = layout.data_parallel;
     out["e"] = layout.expert_parallel;
     out["expert-tensor-parallel"] = layout.expert_tensor_parallel;
+    out["moe-dispatcher"] = layout.moe_dispatcher;
     out["moe-imbalance"] = layout.moe_imbalance;
     out["sequence-parallel"] = layout.sequence_parallel;
     out["recompute"] = recompute_name(layout.recompute);

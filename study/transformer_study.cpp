@@ -40,11 +40,6 @@ Architecture simulable(const Scenario& scenario, Architecture arch) {
     throw InputError(scenario.source_of("model") + ": " + arch.name +
                      " has shared experts, which ppsim does not simulate yet (routed experts only)");
   }
-  if (!attention_matches_hidden(arch)) {
-    throw InputError(scenario.source_of("model") + ": " + arch.name + "'s queries are " +
-                     std::to_string(arch.heads * head_size(arch)) + " wide (heads x head_dim), not its hidden " +
-                     std::to_string(arch.hidden) + ", which ppsim does not simulate yet");
-  }
   return arch;
 }
 

@@ -151,7 +151,8 @@ TEST_CASE("Expert parallelism splits the experts, adds two all-to-alls to F and 
   CHECK_THAT(two.input_grad.collective, WithinRel(2 * all_to_all, 1e-12));
   CHECK(two.weight_grad.collective == 0);
   CHECK(one.forward.collective == 0);
-  // Sixteen ranks leave an 8-GPU node: a ring through the NICs of its 8 ranks a node.
+  // Sixteen ranks leave an 8-GPU node: the half of each GPU's copies bound for the other node leaves
+  // through its own NIC, slower than the 7/16 that cross NVLink.
   l.data_parallel = 16;
   Architecture wide = moe_model();
   wide.moe.experts = 16;
@@ -160,7 +161,8 @@ TEST_CASE("Expert parallelism splits the experts, adds two all-to-alls to F and 
   CHECK_THAT(sixteen.forward.collective,
              WithinRel(2 * ppsim::collective_time(machine, ppsim::Collective::kAllToAll, bytes, 16, true, 8), 1e-12));
   CHECK_THAT(ppsim::collective_time(machine, ppsim::Collective::kAllToAll, bytes, 16, true, 8),
-             WithinRel(15 * (bytes / 16) / std::min(ppsim::test::kNvlink, 8 * ppsim::test::kInfiniband), 1e-12));
+             WithinRel(bytes * 8 / 16 / ppsim::test::kInfiniband, 1e-12));
+  CHECK(bytes * 7 / 16 / ppsim::test::kNvlink < bytes * 8 / 16 / ppsim::test::kInfiniband);
 }
 
 TEST_CASE("The busiest expert rank's imbalance scales its expert GEMMs, all-to-alls and expert stash") {
@@ -241,4 +243,37 @@ TEST_CASE("With tensor and sequence parallelism an MoE layer routes its rank's s
   l.expert_parallel = 4;
   CHECK(ppsim::expert_data_parallel(l) == 2);
   CHECK(ppsim::layer_linear_weight_count(moe_model(), true, 2, 4) == (4.0 * kHidden * kHidden) / 2 + 3.0 * kHidden * 512);
+}
+
+TEST_CASE("DeepEP sends a token once to each other node; the all-gather dispatcher gathers every rank's tokens") {
+  TrainingLayout l = layout();
+  l.data_parallel = 16;
+  l.expert_parallel = 16;
+  Architecture arch = moe_model();
+  arch.moe.experts = 16;
+  const ppsim::HardwareProfile machine = ppsim::test::ideal_machine();
+  const double tokens = kTokens * kHidden * 2;  // T x h, 16 bits
+  // Two nodes of 8: a token's 2 experts miss the other node with probability (1/2)^2, so it crosses
+  // 1 - 1/4 = 3/4 times on average, at one NIC's bandwidth; its 2 copies' fan-out, 7/8 of them, over
+  // NVLink meanwhile. Dispatch and combine in F.
+  l.moe_dispatcher = "deepep";
+  const double nic = tokens * 0.75 / ppsim::test::kInfiniband;
+  const double nvlink = 2 * tokens * 7 / 8 / ppsim::test::kNvlink;
+  REQUIRE(nic > nvlink);
+  CHECK_THAT(ppsim::layer_pass_times(arch, l, machine, true).forward.collective, WithinRel(2 * nic, 1e-12));
+  // The all-gather dispatcher: every rank gathers the 16 ranks' T x h and reduce-scatters the
+  // outputs back, each a ring across the two nodes.
+  l.moe_dispatcher = "allgather";
+  const double gathered = 16 * tokens;
+  CHECK_THAT(ppsim::layer_pass_times(arch, l, machine, true).forward.collective,
+             WithinRel(ppsim::collective_time(machine, ppsim::Collective::kAllGather, gathered, 16, true, 8) +
+                           ppsim::collective_time(machine, ppsim::Collective::kReduceScatter, gathered, 16, true, 8),
+                       1e-12));
+  // Inside one node DeepEP is an all-to-all like any other.
+  l.data_parallel = 8;
+  l.expert_parallel = 8;
+  l.moe_dispatcher = "deepep";
+  const double deepep = ppsim::layer_pass_times(arch, l, machine, true).forward.collective;
+  l.moe_dispatcher = "alltoall";
+  CHECK(deepep == ppsim::layer_pass_times(arch, l, machine, true).forward.collective);
 }

@@ -80,6 +80,9 @@ TEST_CASE("Each preset's parameter count is within 1% of its published size") {
       // Mistral AI's announcements: Mixtral 8x7B "46.7B total parameters", 8x22B "141B".
       {"mixtral-8x7b", 46.7e9, 0.1e9},
       {"mixtral-8x22b", 141e9, 1e9},
+      // Qwen's model cards: "30.5B in total", "235B in total".
+      {"qwen3-30b-a3b", 30.5e9, 0.1e9},
+      {"qwen3-235b-a22b", 235e9, 1e9},
   }));
   CAPTURE(c.name);
   const double count = static_cast<double>(ppsim::parameter_count(preset(c.name)));
@@ -170,7 +173,7 @@ TEST_CASE("MoE parameter counts, total and activated, match the model cards") {
     CHECK(billions(ppsim::active_parameter_count(arch), 1) == 39);
   }
   SECTION("Qwen3-30B-A3B: 30.5B total, 3.3B activated (Qwen/Qwen3-30B-A3B model card and config.json)") {
-    const Architecture arch = moe_model(48, 2048, 32, 4, 128, 128, 8, 768, 151936, true);
+    const Architecture arch = *ppsim::find_architecture_preset("qwen3-30b-a3b");
     CHECK(ppsim::parameter_count(arch) == 30'532'122'624);
     CHECK(ppsim::active_parameter_count(arch) == 3'353'032'704);
     CHECK(billions_cut(ppsim::parameter_count(arch), 0.1) == Approx(30.5));
@@ -178,7 +181,7 @@ TEST_CASE("MoE parameter counts, total and activated, match the model cards") {
     CHECK_FALSE(ppsim::attention_matches_hidden(arch));  // 32 heads of 128: queries 4096 wide
   }
   SECTION("Qwen3-235B-A22B: 235B total, 22B activated (Qwen/Qwen3-235B-A22B model card and config.json)") {
-    const Architecture arch = moe_model(94, 4096, 64, 4, 128, 128, 8, 1536, 151936, true);
+    const Architecture arch = *ppsim::find_architecture_preset("qwen3-235b-a22b");
     CHECK(billions_cut(ppsim::parameter_count(arch), 1) == 235);
     CHECK(billions_cut(ppsim::active_parameter_count(arch), 1) == 22);
   }
@@ -229,7 +232,9 @@ TEST_CASE("The JSON presets in configs/models equal the built-in presets field b
     for (const auto& item : j.items()) present.insert(item.key());
     // An MoE preset adds its "moe" object (architecture_to_json writes it only for MoE models).
     std::set<std::string> expected = keys;
-    if (j.contains("moe")) expected.insert("moe");
+    for (const char* optional : {"moe", "head_dim", "qk_norm"}) {
+      if (j.contains(optional)) expected.insert(optional);
+    }
     CHECK(present == expected);
 
     const Architecture from_file = from_json(j);
@@ -255,7 +260,7 @@ TEST_CASE("The JSON presets in configs/models equal the built-in presets field b
   std::set<std::string> names;
   for (const Architecture& arch : ppsim::architecture_presets()) names.insert(arch.name);
   CHECK(seen == names);
-  CHECK(names.size() == 12);
+  CHECK(names.size() == 14);
 }
 
 TEST_CASE("Preset shapes are consistent") {
@@ -397,6 +402,16 @@ TEST_CASE("Activation bytes of a GQA, gated layer follow the stored tensors") {
   const double split = (2 * 64 + 2 * 16) + 2 * 16 + 2 * 64 + 6 * 176;
   const double core = 5 * 8 * 32;
   CHECK(ppsim::activation_bytes_per_layer(arch, layout) == 32 * (replicated + split / 2 + core / 2));
+  // Heads of 16 instead of 8 (Qwen3's head_dim): queries and the attention output 128 wide, K and
+  // V 32; W keeps the projection input and the QKV output gradient at those widths too.
+  arch.head_dim = 16;
+  const double wide_split = (2 * 128 + 2 * 32) + 2 * 32 + 2 * 128 + 6 * 176;
+  CHECK(ppsim::activation_bytes_per_layer(arch, layout) == 32 * (replicated + wide_split / 2 + core / 2));
+  const double wide_weight = 2 * (4 * 64 / 1.0 + (128 + 176 + (128 + 2 * 32) + 2 * 176) / 2);
+  CHECK(ppsim::weight_grad_bytes_per_layer(arch, layout) == 32 * wide_weight);
+  const ppsim::LayerFlops flops = ppsim::layer_flops(arch, 32, 1);
+  CHECK(flops.weight_grad == 2 * 32 * (64 * 128 + 2 * 64 * 32 + 128 * 64 + 3 * 64 * 176.0));
+  CHECK(flops.forward == flops.weight_grad + 4 * 32 * 32 * 128.0);
 }
 
 TEST_CASE("Zero-bubble Table 1 memory: M_B = sb(34h + 5as) and W keeps M_W = 32sbh") {

@@ -165,6 +165,19 @@ Architecture mixtral(const char* name, int layers, std::int64_t hidden, int head
   return arch;
 }
 
+// Qwen3's MoE models (Qwen Team, Qwen3 Technical Report, 2025, Table 2; Hugging Face config.json):
+// GQA with 4 KV heads, heads of 128 whatever the hidden size, RMSNorm of queries and keys, 128
+// SwiGLU experts of which 8 per token, every layer MoE, no shared experts, untied head, vocabulary
+// 151936. ffn_hidden is the config's dense intermediate_size, which no layer uses.
+Architecture qwen3_moe(const char* name, int layers, std::int64_t hidden, int heads, std::int64_t dense_ffn,
+                       std::int64_t expert_ffn, const char* source) {
+  Architecture arch = llama(name, layers, hidden, heads, 4, dense_ffn, 151936, source);
+  arch.head_dim = 128;
+  arch.qk_norm = true;
+  arch.moe = {.experts = 128, .top_k = 8, .expert_ffn_hidden = expert_ffn};
+  return arch;
+}
+
 // Table 3 gives layers, attention heads, hidden size and sequence length (1024) of the four models;
 // the paper does not state the vocabulary. 32000 (a SentencePiece vocabulary, as the tokenizer in the
 // authors' public scripts) with the matrix counted once is the only choice we found under which all
@@ -175,8 +188,8 @@ constexpr const char* kZeroBubbleSource =
     "hidden size, sequence length 1024); vocabulary 32000 counted once (tied) and learned positions "
     "= sequence length are assumptions that reproduce the published sizes";
 
-const std::array<Architecture, 12>& presets() {
-  static const std::array<Architecture, 12> table = {
+const std::array<Architecture, 14>& presets() {
+  static const std::array<Architecture, 14> table = {
       gpt("gpt3-175b", 96, 12288, 96, 50257, 2048,
           "Brown et al., Language Models are Few-Shot Learners, 2020, Table 2.1 (175.0B; n_layers 96, "
           "d_model 12288, n_heads 96, context 2048); GPT-2 BPE vocabulary 50257"),
@@ -203,6 +216,13 @@ const std::array<Architecture, 12>& presets() {
               "Hugging Face Mixtral-8x22B-v0.1 config.json (hidden 6144, 56 layers, 48 heads, 8 KV heads, "
               "intermediate 16384, vocab 32000, 8 local experts, 2 per token); Mistral AI, Cheaper, Better, "
               "Faster, Stronger, 2024 (141B parameters, 39B active)"),
+      qwen3_moe("qwen3-30b-a3b", 48, 2048, 32, 6144, 768,
+                "Hugging Face Qwen/Qwen3-30B-A3B config.json (hidden 2048, 48 layers, 32 heads of 128, 4 KV heads, "
+                "128 experts of 768, 8 per token, vocab 151936) and model card (30.5B parameters, 3.3B activated)"),
+      qwen3_moe("qwen3-235b-a22b", 94, 4096, 64, 12288, 1536,
+                "Hugging Face Qwen/Qwen3-235B-A22B config.json (hidden 4096, 94 layers, 64 heads of 128, 4 KV "
+                "heads, 128 experts of 1536, 8 per token, vocab 151936) and model card (235B parameters, 22B "
+                "activated)"),
       gpt("zb-gpt-1.5b", 22, 2304, 24, 32000, 1024, kZeroBubbleSource),
       gpt("zb-gpt-6.2b", 30, 4096, 32, 32000, 1024, kZeroBubbleSource),
       gpt("zb-gpt-14.6b", 46, 5120, 40, 32000, 1024, kZeroBubbleSource),

@@ -12,11 +12,16 @@ double as_double(std::int64_t v) { return static_cast<double>(v); }
 // Width of the K (or V) projection output: kv_heads * head size.
 double kv_width(const Architecture& arch) { return as_double(std::int64_t{arch.kv_heads} * head_size(arch)); }
 
+// Width of the queries and of the attention's output: heads * head size, the hidden size unless the
+// model sets a wider head_dim (Qwen3).
+double query_width(const Architecture& arch) { return as_double(std::int64_t{arch.heads} * head_size(arch)); }
+
 // Weight elements one token meets in one layer's GEMMs (P_w in the header's derivation). In an MoE
 // layer: the router (h x experts) and the top_k experts it is sent to, in place of the MLP.
 double gemm_weights_per_token(const Architecture& arch, bool moe) {
   const double h = as_double(arch.hidden);
-  const double attention = h * h + 2 * h * kv_width(arch) + h * h;
+  const double q = query_width(arch);
+  const double attention = h * q + 2 * h * kv_width(arch) + q * h;
   const double matrices = arch.gated_mlp ? 3 : 2;
   if (moe) {
     return attention + h * arch.moe.experts + arch.moe.top_k * matrices * h * as_double(arch.moe.expert_ffn_hidden);
@@ -29,10 +34,10 @@ double gemm_weights_per_token(const Architecture& arch, bool moe) {
 LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch, bool moe) {
   const double s = as_double(seq);
   const double tokens = s * as_double(micro_batch);
-  const double h = as_double(arch.hidden);
   const double gemm = 2 * tokens * gemm_weights_per_token(arch, moe);
-  // Scores and context products: 2 s^2 d each per head per sequence, a heads: 4 s^2 h per sequence.
-  const double attention_forward = 4 * tokens * s * h;
+  // Scores and context products: 2 s^2 d each per head per sequence, a heads: 4 s^2 q per sequence
+  // (q = a d = h unless the model sets a wider head_dim).
+  const double attention_forward = 4 * tokens * s * query_width(arch);
   return LayerFlops{
       .forward = gemm + attention_forward, .input_grad = gemm + 2 * attention_forward, .weight_grad = gemm};
 }
@@ -114,9 +119,10 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
   } else {
     replicated += gemm_input * h;  // MLP first GEMM input
   }
-  const double split = (2 * h + 2 * kv)  // Q and K for the scores
+  const double q = query_width(arch);   // h, or heads x head_dim where the model sets it
+  const double split = (2 * q + 2 * kv)  // Q and K for the scores
                        + 2 * kv          // V for the context product
-                       + 2 * h + (layout.fp8 ? gemm_input * h : 0)  // attention output (+ its FP8 copy)
+                       + 2 * q + (layout.fp8 ? gemm_input * q : 0)  // attention output (+ its FP8 copy)
                        + mlp_split;
   // Softmax output 2as, dropout mask as, dropout output 2as per token (a = heads).
   const bool keeps_scores = layout.recompute == Recompute::kNone && !layout.flash_attention;
@@ -139,9 +145,10 @@ double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLay
                             + h                         // MLP first GEMM input
                             + h                         // output projection output gradient
                             + h;                        // MLP last GEMM output gradient
-  const double split = h                                // output projection input
+  const double q = query_width(arch);
+  const double split = q                                // output projection input
                        + f                              // MLP last GEMM input
-                       + (h + 2 * kv)                   // QKV output gradient
+                       + (q + 2 * kv)                   // QKV output gradient
                        + (arch.gated_mlp ? 2 * f : f);  // MLP first GEMM output gradient
   const double element = layout.fp8 ? 1 : 2;
   if (moe) {
@@ -151,7 +158,7 @@ double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLay
     const double k = arch.moe.top_k;
     const double fe = as_double(arch.moe.expert_ffn_hidden);
     const double attention_replicated = h + h;      // QKV input, projection output gradient
-    const double attention_split = h + (h + 2 * kv);  // projection input, QKV output gradient
+    const double attention_split = q + (q + 2 * kv);  // projection input, QKV output gradient
     const double experts = k * layout.moe_imbalance * (h + fe + h + (arch.gated_mlp ? 2 * fe : fe));
     const double shard = layout.sequence_parallel ? t : 1;
     return tokens * (element * (attention_replicated / shard + attention_split / t) +

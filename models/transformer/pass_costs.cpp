@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -17,6 +18,8 @@ double as_double(std::int64_t value) { return static_cast<double>(value); }
 // Shapes and widths of one layer on one rank, in doubles (the products below exceed 2^31).
 struct LayerShape {
   double tokens, seq, batch, hidden, ffn, kv, t, heads;
+  double queries;  // heads x head size: hidden, or wider where the model sets head_dim (Qwen3)
+  double qk_norm;  // 1 when the model norms each head's queries and keys (Qwen3), else 0
   double replicated;  // elements of an R tensor: T*h, or T*h/t under sequence parallelism
   bool gated, rotary, flash, sequence_parallel, dropout;
   // An MoE layer: each token goes to `copies` (top_k) of the router's `experts`, of width ffn; this
@@ -30,6 +33,7 @@ struct LayerShape {
   // with sequence parallelism), or T.
   double mlp_t = 1, moe_tokens = 0;
   bool moe = false;
+  std::string_view dispatcher = "alltoall";  // --moe-dispatcher
 };
 
 LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout, bool moe = false) {
@@ -44,10 +48,13 @@ LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout, bool
   shape.batch = as_double(layout.micro_batch);
   shape.tokens = shape.seq * shape.batch;
   shape.moe = moe;
+  shape.dispatcher = layout.moe_dispatcher;
   shape.mlp_t = moe ? 1 : layout.tensor_parallel;
   shape.moe_tokens = moe && layout.sequence_parallel ? shape.tokens / layout.tensor_parallel : shape.tokens;
   shape.routed = moe ? shape.moe_tokens * shape.copies * layout.moe_imbalance : shape.tokens;
   shape.hidden = as_double(arch.hidden);
+  shape.queries = as_double(std::int64_t{arch.heads} * head_size(arch));
+  shape.qk_norm = arch.qk_norm ? 1 : 0;
   shape.ffn = as_double(moe ? arch.moe.expert_ffn_hidden : arch.ffn_hidden);
   shape.kv = as_double(std::int64_t{arch.kv_heads} * head_size(arch));
   shape.t = layout.tensor_parallel;
@@ -87,8 +94,8 @@ struct Linear {
 };
 std::array<Linear, 4> linears(const LayerShape& x) {
   const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
-  return {{{x.hidden, (x.hidden + 2 * x.kv) / x.t},
-           {x.hidden / x.t, x.hidden},
+  return {{{x.hidden, (x.queries + 2 * x.kv) / x.t},
+           {x.queries / x.t, x.hidden},
            {x.hidden, mlp_in_width / x.mlp_t},
            {x.ffn / x.mlp_t, x.hidden}}};
 }
@@ -151,17 +158,40 @@ double router_time(const LayerShape& x, const HardwareProfile& profile, std::str
 // write the T weighted sums). I: their gradients: the routing softmax's (read probabilities and
 // their gradient, 4 + 4, write 2), permute's (read the copies' gradient, write the tokens'), and
 // unpermute's, which also reads the expert outputs for the routing weights' gradient.
-// The expert all-to-alls of one pass under expert parallelism (Megatron's MoEAlltoAllTokenDispatcher,
-// token_dispatcher.py: dispatch before the experts, combine after, and their gradients in I): each
-// moves the busiest rank's `routed` copies of h 16-bit values among the e ranks, (e - 1) / e of them
-// off the rank. The e ranks are consecutive (parallel_state.py orders expert ranks tp, ep, dp, pp),
-// so the group crosses nodes once it is larger than a node.
-double expert_all_to_alls(const LayerShape& x, const HardwareProfile& profile) {
+// The token exchange of one pass under expert parallelism, dispatch before the experts and combine
+// after (their gradients in I), by --moe-dispatcher. The e ranks are consecutive (parallel_state.py
+// orders expert ranks tp, ep, dp, pp), so the group crosses nodes once it is larger than a node.
+// - alltoall (Megatron's MoEAlltoAllTokenDispatcher, token_dispatcher.py): two all-to-alls of the
+//   busiest rank's `routed` copies of h 16-bit values (all_to_all_time).
+// - allgather (MoEAllGatherTokenDispatcher): the ranks all-gather each other's tokens (T h each,
+//   gathered e T h), every rank picks its experts' copies, and a reduce-scatter returns the outputs.
+// - deepep (DeepEP, github.com/deepseek-ai/DeepEP, and NVIDIA's HybridEP behind Megatron's flex
+//   dispatcher; DeepSeek-V3 report, section 3.2.2): a token goes to each other node its experts sit
+//   on once, over the NIC of the GPU of its rail, and is fanned out there over NVLink. With its top_k
+//   experts spread evenly over the group's N nodes a token reaches (N - 1)(1 - (1 - 1/N)^k) other
+//   nodes on average (experts drawn with replacement: within a few percent while k is far below the
+//   experts); the copies' fan-out inside a node, (n - 1)/n of them, crosses NVLink meanwhile.
+double expert_dispatch(const LayerShape& x, const HardwareProfile& profile) {
   if (x.experts <= 0 || x.expert_parallel <= 1) return 0;
   const int e = static_cast<int>(x.expert_parallel);
   const bool inter = e > profile.devices_per_node;
-  const double bytes = x.routed * x.hidden * kActivationBytes;
-  return 2 * collective_time(profile, Collective::kAllToAll, bytes, e, inter, std::min(e, profile.devices_per_node));
+  const int per_node = std::min(e, profile.devices_per_node);
+  const double copies = x.routed * x.hidden * kActivationBytes;
+  if (x.dispatcher == "allgather") {
+    const double gathered = e * x.moe_tokens * x.hidden * kActivationBytes;
+    return collective_time(profile, Collective::kAllGather, gathered, e, inter, per_node) +
+           collective_time(profile, Collective::kReduceScatter, gathered, e, inter, per_node);
+  }
+  if (x.dispatcher == "deepep" && inter) {
+    const double nodes = static_cast<double>(e) / per_node;
+    const double remote = (nodes - 1) * (1 - std::pow(1 - 1 / nodes, x.copies));
+    const double across = x.moe_tokens * x.hidden * kActivationBytes * remote * (x.routed / (x.moe_tokens * x.copies));
+    const double nic = across / (profile.inter_node_bandwidth * profile.inter_link.at(across));
+    const double nvlink =
+        copies * (per_node - 1) / per_node / (profile.intra_node_bandwidth * profile.intra_link.at(copies));
+    return 2 * (profile.inter_node_latency + std::max(nic, nvlink));
+  }
+  return 2 * collective_time(profile, Collective::kAllToAll, copies, e, inter, per_node);
 }
 
 double routing_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
@@ -208,8 +238,8 @@ double fp8_casts(const LayerShape& x, const HardwareProfile& profile, const Trai
 double sum(const std::array<double, 4>& times) { return times[0] + times[1] + times[2] + times[3]; }
 
 // FLOPs of one attention product (scores or context) over all of this rank's heads: 2 s^2 d per
-// head per sequence, b * a/t heads, d = h/a: 2 b s^2 h / t.
-double attention_product_flops(const LayerShape& x) { return 2 * x.batch * x.seq * x.seq * x.hidden / x.t; }
+// head per sequence, b * a/t heads, a * d = q (h unless the model sets a wider head_dim): 2 b s^2 q / t.
+double attention_product_flops(const LayerShape& x) { return 2 * x.batch * x.seq * x.seq * x.queries / x.t; }
 
 // Elements of the s x s score tensors on this rank.
 double score_elements(const LayerShape& x) { return x.batch * (x.heads / x.t) * x.seq * x.seq; }
@@ -218,12 +248,12 @@ double score_elements(const LayerShape& x) { return x.batch * (x.heads / x.t) * 
 // timed as one GEMM with the batch folded into the rows: the scores Q.K^T (s x d by d x s) and
 // the products with an s-wide inner dimension (P.V, and in the backward dV, dQ and dK).
 GemmShape scores_shape(const LayerShape& x) {
-  const double d = x.hidden / x.heads;
+  const double d = x.queries / x.heads;
   const double items = x.batch * (x.heads / x.t);
   return {items * x.seq, d, x.seq, items};
 }
 GemmShape long_inner_shape(const LayerShape& x) {
-  const double d = x.hidden / x.heads;
+  const double d = x.queries / x.heads;
   const double items = x.batch * (x.heads / x.t);
   return {items * x.seq, x.seq, d, items};
 }
@@ -262,7 +292,12 @@ double layer_memory_kernels(const LayerShape& x, const HardwareProfile& profile,
   double seconds = 2 * profile.memory_time((backward ? 3 : 2) * r)  // two norms
                    + 2 * profile.memory_time(3 * r);                // two residual adds
   seconds += profile.memory_time((x.gated ? (backward ? 5 : 3) : (backward ? 3 : 2)) * mlp);
-  if (x.rotary) seconds += profile.memory_time(2 * x.tokens * (x.hidden + x.kv) / x.t * kActivationBytes);
+  if (x.rotary) seconds += profile.memory_time(2 * x.tokens * (x.queries + x.kv) / x.t * kActivationBytes);
+  // Qwen3's RMSNorm of every head's queries and keys, before the rotary embedding: read and write
+  // them in F, read them and their gradient and write the gradient in I.
+  if (x.qk_norm > 0) {
+    seconds += profile.memory_time((backward ? 3 : 2) * x.tokens * (x.queries + x.kv) / x.t * kActivationBytes);
+  }
   // Dropout after the attention output and the MLP, fused into the bias-add-residual kernel as
   // Megatron runs it (megatron/core/fusions/fused_bias_dropout.py): beyond the residual add's bytes
   // it writes its 1-byte mask in F and reads it in the backward.
@@ -371,12 +406,26 @@ double nvls_all_reduce_time(const HardwareProfile& profile, double bytes, int ra
   return 2 * profile.intra_node_latency + bus_bytes / (profile.nvls_bus_bandwidth * ramp);
 }
 
+double all_to_all_time(const HardwareProfile& profile, double bytes, int ranks, bool inter_node, int ranks_per_node) {
+  if (ranks <= 1 || !(bytes > 0)) return 0;
+  const double n = ranks;
+  const double local = std::clamp(inter_node ? ranks_per_node : ranks, 1, ranks);
+  // Inside the node every pair exchanges at once through the NVSwitch; across nodes each GPU's share
+  // for the other nodes leaves through its own NIC.
+  const double nvlink = bytes * (local - 1) / n / (profile.intra_node_bandwidth * profile.intra_link.at(bytes));
+  if (!inter_node) return profile.intra_node_latency + nvlink;
+  const double nic =
+      bytes * (n - local) / n / (profile.inter_node_bandwidth * profile.inter_link.at(bytes * (n - local) / n));
+  return profile.inter_node_latency + std::max(nvlink, nic);
+}
+
 double collective_time(const HardwareProfile& profile, Collective op, double bytes, int ranks, bool inter_node,
                        int ranks_per_node) {
   if (ranks <= 1 || !(bytes > 0)) return 0;
   if (!inter_node) {
     if (const CollectiveTable* measured = profile.collective_table(op, ranks)) return measured->time(bytes);
   }
+  if (op == Collective::kAllToAll) return all_to_all_time(profile, bytes, ranks, inter_node, ranks_per_node);
   const double ring = ring_collective_time(profile, bytes, ranks, op == Collective::kAllReduce ? 2 : 1, inter_node,
                                            ranks_per_node);
   // NCCL runs whichever algorithm its cost model finds faster (src/graph/tuning.cc); inside a node
@@ -425,7 +474,7 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
   times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile) +
                          attention_dropout(x, profile) + fp8_casts(x, profile, layout, false) +
                          routing_kernels(x, profile, false);
-  times.forward.collective = layer_collectives(x, profile, layout, false, forward_gemms) + expert_all_to_alls(x, profile);
+  times.forward.collective = layer_collectives(x, profile, layout, false, forward_gemms) + expert_dispatch(x, profile);
 
   times.input_grad.gemm = sum(input_grad_gemms) + router_time(x, profile, router_precision, Pass::kInputGrad);
   times.input_grad.attention = attention_backward(x, profile, layout);
@@ -434,7 +483,7 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
       fp8_casts(x, profile, layout, true) + routing_kernels(x, profile, true);
   times.input_grad.collective = layer_collectives(x, profile, layout, true, input_grad_gemms) +
                                 sequence_parallel_backward_gathers(x, profile, layout, input_grad_gemms) +
-                                expert_all_to_alls(x, profile);
+                                expert_dispatch(x, profile);
   switch (layout.recompute) {
     case Recompute::kNone:
       break;

@@ -77,10 +77,19 @@ double ring_collective_time(const HardwareProfile& profile, double bytes, int ra
 // Infinite where the node has no NVLS or the group is below the size NCCL runs it for.
 double nvls_all_reduce_time(const HardwareProfile& profile, double bytes, int ranks);
 
+// Seconds of an all-to-all in which each of `ranks` GPUs holds `bytes` and sends 1/ranks of them to
+// each rank (MoE's token dispatch and combine; NCCL runs it as concurrent point-to-point sends, not a
+// ring). Inside a node every pair exchanges at once through the NVSwitch: (n - 1)/n of the bytes at
+// the GPU's NVLink bandwidth. Across nodes (`ranks_per_node` of the group in each, rail-optimized:
+// one NIC per GPU) the share bound for other nodes, (n - local)/n, leaves through the GPU's own NIC
+// while the local share crosses NVLink; the slower of the two sets the time, after one latency.
+double all_to_all_time(const HardwareProfile& profile, double bytes, int ranks, bool inter_node, int ranks_per_node);
+
 // Seconds of `op` on a `bytes` tensor among `ranks` GPUs: from the profile's measured table for that
 // operation and group size when the group fits in a node and the profile has one (collectives.hpp),
-// otherwise derived as a ring (all-reduce two phases; reduce-scatter, all-gather and all-to-all one),
-// or, for an all-reduce inside a node with NVLink SHARP, NVLS when that is faster.
+// otherwise derived as a ring (all-reduce two phases; reduce-scatter and all-gather one), an
+// all-to-all as above, or, for an all-reduce inside a node with NVLink SHARP, NVLS when that is
+// faster.
 double collective_time(const HardwareProfile& profile, Collective op, double bytes, int ranks, bool inter_node,
                        int ranks_per_node = 1);
 

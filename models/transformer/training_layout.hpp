@@ -29,6 +29,13 @@ struct TrainingLayout {
   // experts whole on their rank, which routes its sequence-parallel shard (Megatron-Bridge's MoE
   // recipes set 1; Megatron-LM's own default, t, is refused until it is modelled).
   int expert_tensor_parallel = 1;
+  // --moe-dispatcher: how tokens reach their experts under expert parallelism (pass_costs.cpp,
+  // expert_dispatch_time): "alltoall" (Megatron-LM's MoEAlltoAllTokenDispatcher, NCCL all-to-all,
+  // which its MoE README recommends with expert parallelism and every published recipe uses),
+  // "allgather" (Megatron-LM's flag default: all-gather the tokens, reduce-scatter the outputs) or
+  // "deepep" (DeepEP / HybridEP through Megatron's flex dispatcher: a token crosses to each other
+  // node once, then fans out over NVLink).
+  std::string moe_dispatcher = "alltoall";
   // --moe-imbalance: the tokens the busiest expert rank receives over the balanced top_k T share
   // (1: balanced, as NVIDIA's benchmarks force it with --moe-router-force-load-balancing); the
   // busiest rank's expert GEMMs and all-to-alls set the pace.

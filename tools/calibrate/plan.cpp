@@ -47,6 +47,7 @@ std::string check_layout(const Architecture& arch, const LayerLayout& layout) {
   // The plan measures a dense layer's GEMM shapes; an MoE layer's grouped expert GEMMs and router are
   // not planned yet, and a profile measured at the dense shapes would time them at the wrong sizes.
   if (has_experts(arch)) return "the mixture-of-experts layers" + who + " are not planned yet (dense models only)";
+  if (!attention_matches_hidden(arch)) return "heads wider than hidden / heads" + who + " are not planned yet";
   if (arch.heads % t != 0) {
     return "tensor parallelism " + std::to_string(t) + " does not divide the " + std::to_string(arch.heads) +
            " attention heads" + who;
