@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <stdexcept>
 
 #include "models/transformer/data_parallel.hpp"
 #include "models/transformer/layer_costs.hpp"
@@ -147,10 +148,10 @@ TEST_CASE("Expert parallelism splits the experts, adds two all-to-alls to F and 
   // Dispatch and combine: T x top_k copies of h 16-bit values, half of them to the other rank.
   const double bytes = kTokens * 2 * kHidden * 2;
   const double all_to_all = (bytes / 2) / ppsim::test::kNvlink;
-  CHECK_THAT(two.forward.collective, WithinRel(2 * all_to_all, 1e-12));
-  CHECK_THAT(two.input_grad.collective, WithinRel(2 * all_to_all, 1e-12));
-  CHECK(two.weight_grad.collective == 0);
-  CHECK(one.forward.collective == 0);
+  CHECK_THAT(two.forward.dispatch, WithinRel(2 * all_to_all, 1e-12));
+  CHECK_THAT(two.input_grad.dispatch, WithinRel(2 * all_to_all, 1e-12));
+  CHECK(two.weight_grad.dispatch == 0);
+  CHECK(one.forward.dispatch == 0);
   // Sixteen ranks leave an 8-GPU node: the half of each GPU's copies bound for the other node leaves
   // through its own NIC, slower than the 7/16 that cross NVLink.
   l.data_parallel = 16;
@@ -158,7 +159,7 @@ TEST_CASE("Expert parallelism splits the experts, adds two all-to-alls to F and 
   wide.moe.experts = 16;
   l.expert_parallel = 16;
   const ppsim::PassTimes sixteen = ppsim::layer_pass_times(wide, l, machine, true);
-  CHECK_THAT(sixteen.forward.collective,
+  CHECK_THAT(sixteen.forward.dispatch,
              WithinRel(2 * ppsim::collective_time(machine, ppsim::Collective::kAllToAll, bytes, 16, true, 8), 1e-12));
   CHECK_THAT(ppsim::collective_time(machine, ppsim::Collective::kAllToAll, bytes, 16, true, 8),
              WithinRel(bytes * 8 / 16 / ppsim::test::kInfiniband, 1e-12));
@@ -176,7 +177,7 @@ TEST_CASE("The busiest expert rank's imbalance scales its expert GEMMs, all-to-a
   // The expert GEMMs: 2 copies x (gate/up 2 x 512 + down 512) x h per token, times 2 FLOPs.
   const double experts = 2 * kTokens * 2 * 3 * 512 * kHidden / kPeak;
   CHECK_THAT(skewed.forward.gemm - balanced.forward.gemm, WithinRel(0.5 * experts, 1e-9));
-  CHECK_THAT(skewed.forward.collective, WithinRel(1.5 * balanced.forward.collective, 1e-12));
+  CHECK_THAT(skewed.forward.dispatch, WithinRel(1.5 * balanced.forward.dispatch, 1e-12));
   const ppsim::ActivationLayout a = l.activation_layout();
   ppsim::ActivationLayout even = a;
   even.moe_imbalance = 1;
@@ -260,12 +261,12 @@ TEST_CASE("DeepEP sends a token once to each other node; the all-gather dispatch
   const double nic = tokens * 0.75 / ppsim::test::kInfiniband;
   const double nvlink = 2 * tokens * 7 / 8 / ppsim::test::kNvlink;
   REQUIRE(nic > nvlink);
-  CHECK_THAT(ppsim::layer_pass_times(arch, l, machine, true).forward.collective, WithinRel(2 * nic, 1e-12));
+  CHECK_THAT(ppsim::layer_pass_times(arch, l, machine, true).forward.dispatch, WithinRel(2 * nic, 1e-12));
   // The all-gather dispatcher: every rank gathers the 16 ranks' T x h and reduce-scatters the
   // outputs back, each a ring across the two nodes.
   l.moe_dispatcher = "allgather";
   const double gathered = 16 * tokens;
-  CHECK_THAT(ppsim::layer_pass_times(arch, l, machine, true).forward.collective,
+  CHECK_THAT(ppsim::layer_pass_times(arch, l, machine, true).forward.dispatch,
              WithinRel(ppsim::collective_time(machine, ppsim::Collective::kAllGather, gathered, 16, true, 8) +
                            ppsim::collective_time(machine, ppsim::Collective::kReduceScatter, gathered, 16, true, 8),
                        1e-12));
@@ -273,7 +274,63 @@ TEST_CASE("DeepEP sends a token once to each other node; the all-gather dispatch
   l.data_parallel = 8;
   l.expert_parallel = 8;
   l.moe_dispatcher = "deepep";
-  const double deepep = ppsim::layer_pass_times(arch, l, machine, true).forward.collective;
+  const double deepep = ppsim::layer_pass_times(arch, l, machine, true).forward.dispatch;
   l.moe_dispatcher = "alltoall";
-  CHECK(deepep == ppsim::layer_pass_times(arch, l, machine, true).forward.collective);
+  CHECK(deepep == ppsim::layer_pass_times(arch, l, machine, true).forward.dispatch);
+}
+
+TEST_CASE("An overlapped forward and backward hides each half's token dispatch behind the other's compute") {
+  TrainingLayout l = layout();
+  l.pipeline = 2;
+  l.data_parallel = 2;
+  l.expert_parallel = 2;
+  const Architecture arch = moe_model(4);
+  const ppsim::HardwareProfile machine = ppsim::test::ideal_machine();  // no SM count: no contention
+  const ppsim::TransformerCostModel model({arch, l, machine}, {0, 1});
+  const ppsim::PassTimes& s0 = model.stages()[0].times;
+  const ppsim::PassTimes& s1 = model.stages()[1].times;
+  REQUIRE(s0.forward.dispatch > 0);
+  const double compute = s0.forward.total() - s0.forward.dispatch + s1.input_grad.total() - s1.input_grad.dispatch +
+                         s1.weight_grad.total();
+  const double communication = s0.forward.dispatch + s1.input_grad.dispatch;
+  CHECK_THAT(model.overlap_time(0, ppsim::Op::kBackward, 1), WithinRel(std::max(compute, communication), 1e-12));
+  CHECK(model.overlap_time(0, ppsim::Op::kBackward, 1) <
+        model.compute_time(ppsim::Op::kForward, 0) + model.compute_time(ppsim::Op::kBackward, 1));
+  // I alone: the same, without W's compute.
+  CHECK_THAT(model.overlap_time(0, ppsim::Op::kBackwardInput, 1),
+             WithinRel(std::max(compute - s1.weight_grad.total(), communication), 1e-12));
+  // A dense model has no dispatch to hide: the sum of the halves.
+  TrainingLayout two = layout();
+  two.pipeline = 2;
+  const ppsim::TransformerCostModel dense({dense_equivalent(), two, machine}, {0, 1});
+  CHECK(dense.overlap_time(0, ppsim::Op::kBackward, 1) ==
+        dense.compute_time(ppsim::Op::kForward, 0) + dense.compute_time(ppsim::Op::kBackward, 1));
+}
+
+TEST_CASE("On the H100 preset the hidden dispatch costs the compute the SMs it takes while it runs") {
+  TrainingLayout l = layout();
+  l.pipeline = 2;
+  l.data_parallel = 16;
+  l.expert_parallel = 16;
+  Architecture arch = moe_model(4);
+  arch.moe.experts = 16;
+  const ppsim::HardwareProfile& h100 = *ppsim::find_hardware_preset("H100-SXM5-80GB");
+  for (const char* dispatcher : {"alltoall", "deepep"}) {
+    l.moe_dispatcher = dispatcher;
+    const ppsim::TransformerCostModel model({arch, l, h100}, {0, 1});
+    const ppsim::PassTimes& s0 = model.stages()[0].times;
+    const ppsim::PassTimes& s1 = model.stages()[1].times;
+    const double communication = s0.forward.dispatch + s1.input_grad.dispatch;
+    double compute = s0.forward.total() + s1.input_grad.total() - communication;
+    const double sms = std::string(dispatcher) == "deepep" ? 20 : 16;  // DeepEP's kernels; NCCL's channels
+    compute += std::min(compute, communication) * sms / 132;
+    CHECK_THAT(model.overlap_time(0, ppsim::Op::kBackwardInput, 1), WithinRel(std::max(compute, communication), 1e-12));
+  }
+}
+
+TEST_CASE("A transformer cost model refuses a stage on a device beyond its pipeline instead of writing past its tables") {
+  // Regression: a layout of one pipeline device given stages on two wrote the second device's
+  // memory past the end of its per-device table.
+  CHECK_THROWS_AS(ppsim::TransformerCostModel({dense_equivalent(), layout(), ppsim::test::ideal_machine()}, {0, 1}),
+                  std::invalid_argument);
 }

@@ -359,6 +359,7 @@ PassTime& PassTime::operator+=(const PassTime& other) {
   memory += other.memory;
   collective += other.collective;
   recompute += other.recompute;
+  dispatch += other.dispatch;
   return *this;
 }
 
@@ -376,6 +377,7 @@ PassTimes PassTimes::scaled(double factor) const {
     pass.memory *= factor;
     pass.collective *= factor;
     pass.recompute *= factor;
+    pass.dispatch *= factor;
     return pass;
   };
   return PassTimes{scale(forward), scale(input_grad), scale(weight_grad)};
@@ -474,7 +476,8 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
   times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile) +
                          attention_dropout(x, profile) + fp8_casts(x, profile, layout, false) +
                          routing_kernels(x, profile, false);
-  times.forward.collective = layer_collectives(x, profile, layout, false, forward_gemms) + expert_dispatch(x, profile);
+  times.forward.collective = layer_collectives(x, profile, layout, false, forward_gemms);
+  times.forward.dispatch = expert_dispatch(x, profile);
 
   times.input_grad.gemm = sum(input_grad_gemms) + router_time(x, profile, router_precision, Pass::kInputGrad);
   times.input_grad.attention = attention_backward(x, profile, layout);
@@ -482,8 +485,8 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
       layer_memory_kernels(x, profile, true) + softmax_backward(x, profile) + attention_dropout(x, profile) +
       fp8_casts(x, profile, layout, true) + routing_kernels(x, profile, true);
   times.input_grad.collective = layer_collectives(x, profile, layout, true, input_grad_gemms) +
-                                sequence_parallel_backward_gathers(x, profile, layout, input_grad_gemms) +
-                                expert_dispatch(x, profile);
+                                sequence_parallel_backward_gathers(x, profile, layout, input_grad_gemms);
+  times.input_grad.dispatch = expert_dispatch(x, profile);
   switch (layout.recompute) {
     case Recompute::kNone:
       break;

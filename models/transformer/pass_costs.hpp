@@ -42,8 +42,9 @@ struct PassTime {
   double memory = 0;      // memory-bound kernels
   double collective = 0;  // tensor-parallel all-reduce / reduce-scatter / all-gather
   double recompute = 0;   // forward work re-run in the backward (I only)
+  double dispatch = 0;    // an MoE layer's token dispatch and combine under expert parallelism
 
-  double total() const { return gemm + attention + memory + collective + recompute; }
+  double total() const { return gemm + attention + memory + collective + recompute + dispatch; }
   PassTime& operator+=(const PassTime& other);
 };
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/transformer/data_parallel.hpp"
 #include "models/transformer/fully_sharded.hpp"
 
 namespace ppsim {
@@ -43,6 +44,13 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
   }
   if (pipelines_ < 1 || stage_device_.size() % static_cast<std::size_t>(pipelines_) != 0) {
     throw std::invalid_argument("the stages do not split into " + std::to_string(pipelines_) + " pipelines");
+  }
+  for (const int device : stage_device_) {
+    // The per-device tables below have layout.pipeline entries.
+    if (device < 0 || device >= layout.pipeline) {
+      throw std::invalid_argument("stage on device " + std::to_string(device) + " of a pipeline of " +
+                                  std::to_string(layout.pipeline));
+    }
   }
   StagePlan plan =
       plan_stages(arch, static_cast<int>(stage_device_.size()) / pipelines_, layout.layers_per_stage);
@@ -109,6 +117,32 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
   const bool sp = layout.sequence_parallel && layout.tensor_parallel > 1;
   message_bytes_ = kActivationBytes * static_cast<double>(layout.tokens_per_microbatch()) *
                    static_cast<double>(arch.hidden) / (sp ? layout.tensor_parallel : 1);
+}
+
+// SMs the token dispatch occupies while it runs beside compute: DeepEP's kernels, 20 (DeepSeek-V3
+// technical report, section 3.2.2: "only 20 SMs are sufficient to fully utilize the bandwidths of
+// IB and NVLink"); NCCL's all-to-all and all-gather, as many as a data-parallel collective's
+// channels (kDataParallelCollectiveSms).
+constexpr int kDeepEpSms = 20;
+
+double TransformerCostModel::overlap_time(int forward_stage, Op backward_op, int backward_stage) const {
+  const PassTimes& forward = stages_[static_cast<std::size_t>(forward_stage)].times;
+  const PassTimes& backward = stages_[static_cast<std::size_t>(backward_stage)].times;
+  PassTime b = backward.input_grad;
+  if (backward_op == Op::kBackward) b += backward.weight_grad;
+  if (backward_op == Op::kBackwardWeight) b = backward.weight_grad;
+  const PassTime& f = forward.forward;
+  const double communication = f.dispatch + b.dispatch;
+  double compute = f.total() + b.total() - communication;
+  if (communication <= 0) return compute;
+  // The two streams interleave layer by layer (F's attention beside B's combine, F's dispatch beside
+  // B's experts, and so on), which at best hides the shorter stream entirely behind the longer.
+  const GemmModel& gemm = setup_.hardware.gemm_model;
+  if (gemm.sm_count > 0) {
+    const int sms = setup_.layout.moe_dispatcher == "deepep" ? kDeepEpSms : kDataParallelCollectiveSms;
+    compute += std::min(compute, communication) * std::min(sms, gemm.sm_count / 2) / gemm.sm_count;
+  }
+  return std::max(compute, communication);
 }
 
 ShardingCosts TransformerCostModel::sharding(int stage) const {

@@ -49,6 +49,12 @@ class TransformerCostModel final : public CostModel {
   LinkParams link(int src_device, int dst_device) const override;
   // With layout.fsdp, each stage's FSDP2 collectives and buffers (fully_sharded.hpp); none otherwise.
   ShardingCosts sharding(int stage) const override;
+  // An overlapped forward and backward (DualPipe's overlapped_forward_backward, torch's OVERLAP_F_B,
+  // Megatron's combined 1F1B): each half's MoE token dispatch runs on a communication stream beside
+  // the other half's compute, so the pair takes the longer of the two streams, the compute slowed by
+  // the SMs the dispatch takes while it runs (transformer_cost_model.cpp). A dense model has nothing
+  // to hide: the sum of the halves.
+  double overlap_time(int forward_stage, Op backward_op, int backward_stage) const override;
 
   const TransformerSetup& setup() const { return setup_; }
   const std::vector<TransformerStageCosts>& stages() const { return stages_; }
