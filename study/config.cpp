@@ -306,13 +306,17 @@ double headroom_from_number(double value, const std::string& source) {
   return value;
 }
 
-double fraction_from_text(std::string_view text, const std::string& source) {
+// The whole of `text` as a number, else refused: "must be WHAT, got 'x'".
+double number_from_text(std::string_view text, const std::string& source, const char* what) {
   std::string copy(text);
   char* end = nullptr;
   const double value = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size())
-    fail(source, "must be a number between 0 and 1, got " + quote(text));
-  return fraction_from_number(value, source);
+  if (copy.empty() || end != copy.c_str() + copy.size()) fail(source, std::string("must be ") + what + ", got " + quote(text));
+  return value;
+}
+
+double fraction_from_text(std::string_view text, const std::string& source) {
+  return fraction_from_number(number_from_text(text, source, "a number between 0 and 1"), source);
 }
 
 Recompute recompute_from_text(std::string_view text, const std::string& source) {
@@ -364,13 +368,7 @@ double imbalance_from_number(double value, const std::string& source) {
 }
 
 double imbalance_from_text(std::string_view text, const std::string& source) {
-  std::string copy(text);
-  char* end = nullptr;
-  const double value = std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size()) {
-    fail(source, "must be a factor from 1 (balanced) to 1000, got " + quote(text));
-  }
-  return imbalance_from_number(value, source);
+  return imbalance_from_number(number_from_text(text, source, "a factor from 1 (balanced) to 1000"), source);
 }
 
 bool bool_from_text(std::string_view text, const std::string& source) {
