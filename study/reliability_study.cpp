@@ -64,10 +64,19 @@ double checkpoint_bytes_per_gpu(const TransformerCostModel& model) {
   const double d = layout.data_parallel;
   double most = 0;
   for (const StaticMemory& device : model.static_memory()) {
-    // FSDP holds only its shard of both; the distributed optimizer only of the optimizer state.
-    const double parameters = layout.fsdp ? static_cast<double>(device.parameters) : static_cast<double>(device.parameters) / d;
-    const double optimizer = layout.fsdp || layout.distributed_optimizer ? static_cast<double>(device.optimizer)
-                                                                         : static_cast<double>(device.optimizer) / d;
+    // FSDP holds only its shard of both; the distributed optimizer only of the optimizer state. A
+    // replicated state is written once across its replicas: the dense parameters' d of them, the
+    // routed experts' their expert data-parallel group (t d / e).
+    double replicas = d;
+    if (device.expert_parameter_count > 0 && device.parameter_count > 0) {
+      const double experts = device.expert_parameter_count / device.parameter_count;
+      replicas = 1 / ((1 - experts) / d + experts / expert_data_parallel(layout));
+    }
+    const double parameters =
+        layout.fsdp ? static_cast<double>(device.parameters) : static_cast<double>(device.parameters) / replicas;
+    const double optimizer = layout.fsdp || layout.distributed_optimizer
+                                 ? static_cast<double>(device.optimizer)
+                                 : static_cast<double>(device.optimizer) / replicas;
     most = std::max(most, parameters + optimizer);
   }
   return most;

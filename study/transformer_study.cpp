@@ -33,8 +33,7 @@ std::string unknown_preset(const Scenario& scenario, std::string_view key, std::
 
 namespace {
 
-// What the JSON schema can describe but the cost model does not time yet: its layers assume dense
-// MLPs and queries as wide as the hidden size.
+// What the JSON schema can describe but the cost model does not time yet: shared experts.
 Architecture simulable(const Scenario& scenario, Architecture arch) {
   if (arch.moe.shared_experts > 0) {
     throw InputError(scenario.source_of("model") + ": " + arch.name +
@@ -112,7 +111,7 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     refuse_t("t=" + std::to_string(t) + " with " + arch.name +
              "'s mixture-of-experts layers needs --sequence-parallel, as Megatron-LM requires");
   }
-  if (arch.ffn_hidden % t != 0) {
+  if (moe_layer_count(arch) < arch.layers && arch.ffn_hidden % t != 0) {  // a dense MLP to split
     refuse_t("t=" + std::to_string(t) + " does not divide the FFN width " + std::to_string(arch.ffn_hidden) + " of " +
              arch.name);
   }
@@ -159,6 +158,10 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     throw InputError(scenario.source_of("expert-tensor-parallel") +
                      ": only 1 is modelled (each expert whole on its rank, as Megatron-Bridge's MoE recipes set "
                      "it), got " + std::to_string(layout.expert_tensor_parallel));
+  }
+  if (layout.moe_dispatcher != "alltoall" && !has_experts(arch)) {
+    throw InputError(scenario.source_of("moe-dispatcher") + ": needs a mixture-of-experts model; " + arch.name +
+                     " is dense");
   }
   if (layout.moe_imbalance != 1 && !has_experts(arch)) {
     throw InputError(scenario.source_of("moe-imbalance") + ": needs a mixture-of-experts model; " + arch.name +

@@ -166,7 +166,7 @@ TEST_CASE("bad transformer settings exit 2 with one line naming the flag", "[cli
   CHECK_THAT(run.err, Catch::Matchers::StartsWith(expected));
 }
 
-TEST_CASE("An MoE model runs without expert parallelism; what is not modelled yet is refused in one line",
+TEST_CASE("An MoE model runs, with or without expert parallelism, and what is not modelled yet is refused in one line",
           "[cli][transformer][errors]") {
   TempDir dir("moe-model");
   nlohmann::json model = {{"name", "mixtral-8x7b"}, {"layers", 32},  {"hidden", 4096},
@@ -203,6 +203,8 @@ TEST_CASE("An MoE model runs without expert parallelism; what is not modelled ye
     CHECK(refused.status == ppsim::kExitBadInput);
     CHECK(refused.err == expected);
   }
+  run = ppsim_cli({"run", "--model", "llama3.1-8b", "--moe-dispatcher", "deepep"});
+  CHECK(run.err == "ppsim: error: --moe-dispatcher: needs a mixture-of-experts model; llama3.1-8b is dense\n");
   run = ppsim_cli({"run", "--model", "llama3.1-8b", "-d", "8", "-e", "8"});
   CHECK(run.err == "ppsim: error: --expert-parallel: needs a mixture-of-experts model; llama3.1-8b is dense\n");
   run = ppsim_cli({"run", "--model", moe, "-t", "2", "-p", "4", "-m", "8"});

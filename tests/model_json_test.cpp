@@ -209,6 +209,20 @@ TEST_CASE("An MoE architecture survives a round trip and bad expert settings nam
     CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
                Equals("m.json: $.moe.dense_layers: must be an integer from 0 to 31, got 32"));
   }
+  SECTION("experts so many that the parameter count would not stay exact") {
+    // Regression: 2^20 experts of width 2^24 at hidden 2^24 overflowed the int64 parameter count.
+    j["hidden"] = 1 << 24;
+    j["moe"]["experts"] = 1 << 20;
+    j["moe"]["top_k"] = 1;
+    j["moe"]["expert_ffn_hidden"] = 1 << 24;
+    CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
+               Equals("m.json: $.moe: the model would have more than 2^53 parameters"));
+  }
+  SECTION("heads whose total width is out of range") {
+    j["head_dim"] = 1 << 24;
+    CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),
+               Equals("m.json: $.head_dim: heads x head_dim must be at most 16777216, got 32 x 16777216"));
+  }
   SECTION("an unknown expert key") {
     j["moe"]["num_experts"] = 8;
     CHECK_THAT(error_of([&] { ppsim::architecture_from_json(j, "m.json"); }),

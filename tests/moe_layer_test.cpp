@@ -334,3 +334,18 @@ TEST_CASE("A transformer cost model refuses a stage on a device beyond its pipel
   CHECK_THROWS_AS(ppsim::TransformerCostModel({dense_equivalent(), layout(), ppsim::test::ideal_machine()}, {0, 1}),
                   std::invalid_argument);
 }
+
+TEST_CASE("Expert gradients reduce over ranks e apart, so a node holds t d / e of their group only when e is small") {
+  // Regression: the group's spacing was t * e, which counted too few of its ranks in a node (one NIC
+  // each) and made cross-node expert reductions too slow.
+  TrainingLayout l = layout();
+  l.tensor_parallel = 2;
+  l.sequence_parallel = true;
+  l.data_parallel = 8;
+  l.expert_parallel = 4;  // expert data-parallel group: 2 x 8 / 4 = 4 ranks, 4 apart: 2 in each 8-GPU node
+  l.distributed_optimizer = true;
+  const ppsim::TransformerSetup setup{moe_model(), l, ppsim::test::ideal_machine()};
+  const double bucket = 1e8;
+  const double experts = ppsim::gradient_reduce_time(setup, bucket, 1.0);
+  CHECK_THAT(experts, WithinRel(ppsim::ring_collective_time(setup.hardware, 4 * bucket, 4, 1, true, 2), 1e-12));
+}

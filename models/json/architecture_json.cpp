@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "models/json/architecture_json.hpp"
 
+#include <algorithm>
+
 #include "models/json/json_fields.hpp"
 
 namespace ppsim {
@@ -57,6 +59,23 @@ Architecture architecture_from_json(const nlohmann::json& json, const std::strin
     if (moe.has("layer_freq")) m.layer_freq = static_cast<int>(moe.integer("layer_freq", 1, arch.layers));
   }
   arch.source = fields.has("source") ? fields.string("source") : "";
+  // The parameter counts are int64 products of these sizes: refuse a model whose products would
+  // not stay exact (2^53) rather than let them wrap.
+  if (arch.head_dim > 0 && static_cast<double>(arch.heads) * static_cast<double>(arch.head_dim) > kMaxWidth) {
+    fields.fail("head_dim", "heads x head_dim must be at most " + std::to_string(kMaxWidth) + ", got " +
+                                std::to_string(arch.heads) + " x " + std::to_string(arch.head_dim));
+  }
+  {
+    const double h = static_cast<double>(arch.hidden);
+    const double width = std::max(static_cast<double>(arch.ffn_hidden),
+                                  static_cast<double>(arch.moe.experts) * static_cast<double>(arch.moe.expert_ffn_hidden) +
+                                      static_cast<double>(arch.moe.shared_experts) *
+                                          static_cast<double>(arch.moe.shared_expert_ffn_hidden));
+    const double per_layer = 4 * h * kMaxWidth + 3 * h * width;  // attention at its widest, the MLPs
+    if (arch.layers * per_layer + 2 * static_cast<double>(arch.vocab) * h > 9007199254740992.0) {
+      fields.fail(has_experts(arch) ? "moe" : "layers", "the model would have more than 2^53 parameters");
+    }
+  }
   if (arch.head_dim == 0 && arch.hidden % arch.heads != 0) {
     fields.fail("heads", std::to_string(arch.heads) + " heads do not divide hidden " + std::to_string(arch.hidden));
   }

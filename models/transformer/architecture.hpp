@@ -73,8 +73,8 @@ int moe_layer_count(const Architecture& arch);
 // Width of one attention head: head_dim when the model sets it, else hidden / heads.
 std::int64_t head_size(const Architecture& arch);
 
-// Whether the queries are as wide as the residual stream (heads x head size == hidden), as every
-// model the cost model times assumes.
+// Whether the queries are as wide as the residual stream (heads x head size == hidden); not Qwen3's.
+// ppsim-calibrate's plan of a layer's GEMMs assumes it.
 bool attention_matches_hidden(const Architecture& arch);
 
 // Parameters of one transformer layer with a dense MLP: attention (Q and O are h x q with q = heads *

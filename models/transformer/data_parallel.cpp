@@ -82,7 +82,7 @@ ReduceGroup dense_group(const TransformerSetup& setup) {
 
 ReduceGroup expert_group(const TransformerSetup& setup) {
   const int ranks = expert_data_parallel(setup.layout);
-  const int stride = std::max(1, setup.layout.tensor_parallel * setup.layout.expert_parallel);
+  const int stride = std::max(1, setup.layout.expert_parallel);  // expert tensor parallelism 1
   return {ranks, data_parallel_crosses_nodes(setup) && ranks > 1,
           std::clamp(setup.hardware.devices_per_node / stride, 1, ranks)};
 }

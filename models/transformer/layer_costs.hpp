@@ -108,7 +108,8 @@ struct ActivationLayout {
 //     an O(s) log-sum-exp per head instead, left out as negligible).
 //   full recomputation keeps only the layer input, 2h per token; Table 2 prints 2sbh. With sequence
 //     parallelism that input is itself sharded, so we divide by t (not in the table).
-// With `moe`, an MoE layer's (without tensor parallelism): see the .cpp for its terms.
+// With `moe`, an MoE layer's (tensor parallelism only with sequence parallelism; experts whole on
+// their rank): see the .cpp for its terms.
 double activation_bytes_per_layer(const Architecture& arch, const ActivationLayout& layout, bool moe = false);
 
 // Bytes of the activations the weight-gradient pass W still needs after the input-gradient pass I

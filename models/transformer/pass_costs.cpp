@@ -151,13 +151,6 @@ double router_time(const LayerShape& x, const HardwareProfile& profile, std::str
   return profile.gemm_time(linear_shape(x.moe_tokens, x.hidden, x.experts, pass), precision);
 }
 
-// The MoE layer's routing and token shuffling, memory-bound, per pass (Megatron's alltoall token
-// dispatcher with no expert parallelism, megatron/core/transformer/moe/token_dispatcher.py and
-// moe_utils.py: permute and unpermute). F: the softmax and top-k over T x experts logits (read 2,
-// write 4 bytes each), permute (read the T tokens, write T top_k copies), unpermute (read the copies,
-// write the T weighted sums). I: their gradients: the routing softmax's (read probabilities and
-// their gradient, 4 + 4, write 2), permute's (read the copies' gradient, write the tokens'), and
-// unpermute's, which also reads the expert outputs for the routing weights' gradient.
 // The token exchange of one pass under expert parallelism, dispatch before the experts and combine
 // after (their gradients in I), by --moe-dispatcher. The e ranks are consecutive (parallel_state.py
 // orders expert ranks tp, ep, dp, pp), so the group crosses nodes once it is larger than a node.
@@ -194,6 +187,13 @@ double expert_dispatch(const LayerShape& x, const HardwareProfile& profile) {
   return 2 * collective_time(profile, Collective::kAllToAll, copies, e, inter, per_node);
 }
 
+// The MoE layer's routing and token shuffling, memory-bound, per pass (Megatron's token
+// dispatchers, megatron/core/transformer/moe/token_dispatcher.py and
+// moe_utils.py: permute and unpermute). F: the softmax and top-k over T x experts logits (read 2,
+// write 4 bytes each), permute (read the T tokens, write T top_k copies), unpermute (read the copies,
+// write the T weighted sums). I: their gradients: the routing softmax's (read probabilities and
+// their gradient, 4 + 4, write 2), permute's (read the copies' gradient, write the tokens'), and
+// unpermute's, which also reads the expert outputs for the routing weights' gradient.
 double routing_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
   if (x.experts <= 0) return 0;
   const double tokens = x.moe_tokens * x.hidden * kActivationBytes;

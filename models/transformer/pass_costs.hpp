@@ -99,9 +99,11 @@ double collective_time(const HardwareProfile& profile, Collective op, double byt
 bool tensor_parallel_crosses_nodes(const HardwareProfile& profile, const TrainingLayout& layout);
 int tensor_parallel_ranks_per_node(const HardwareProfile& profile, const TrainingLayout& layout);
 
-// With `moe`, an MoE layer's (all experts on this rank, no tensor parallelism): the router's GEMM,
-// the experts' grouped GEMMs over top_k T tokens in place of the MLP's, the activation function over
-// those copies, and the routing, permute and unpermute kernels (pass_costs.cpp).
+// With `moe`, an MoE layer's: the router's GEMM, this rank's experts as grouped GEMMs over the token
+// copies routed to them (top_k times its tokens, its sequence shard under tensor parallelism, times
+// --moe-imbalance), the activation function over those copies, the routing, permute and unpermute
+// kernels, the attention's tensor-parallel collectives only, and under expert parallelism the token
+// dispatch (PassTime::dispatch, by --moe-dispatcher; pass_costs.cpp).
 PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile,
                            bool moe = false);
 PassTimes embedding_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);

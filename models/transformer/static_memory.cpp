@@ -99,9 +99,10 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
                                       ? kOneBitErrorBytes * (1 + 1.0 / layout.data_parallel) * device.parameter_count
                                       : 0;
     const double dense = device.parameter_count - device.expert_parameter_count;
-    device.optimizer = std::llround(kOptimizerBytes * (dense * optimizer_share +
-                                                       device.expert_parameter_count * expert_optimizer_share) +
-                                    error_feedback);
+    const double state = device.expert_parameter_count > 0
+                             ? kOptimizerBytes * (dense * optimizer_share + device.expert_parameter_count * expert_optimizer_share)
+                             : kOptimizerBytes * device.parameter_count * optimizer_share;
+    device.optimizer = std::llround(state + error_feedback);
     device.workspace = layout.workspace_bytes;
   }
   return memory;

@@ -20,9 +20,11 @@ double recompute_flops(const TransformerSetup& setup) {
     case Recompute::kNone:
       return 0;
     case Recompute::kSelective: {
-      // The attention core's two products, 4 s^2 h per sequence per layer.
+      // The attention core's two products, 4 s^2 q per sequence per layer (q = heads x head size,
+      // the hidden size unless the model sets a wider head_dim).
       const double s = static_cast<double>(layout.seq);
-      return 4 * s * s * static_cast<double>(arch.hidden) * arch.layers * static_cast<double>(layout.global_batch);
+      const double q = static_cast<double>(std::int64_t{arch.heads} * head_size(arch));
+      return 4 * s * s * q * arch.layers * static_cast<double>(layout.global_batch);
     }
     case Recompute::kFull:
       return step_flops(arch, layout.seq, layout.global_batch, true) -
@@ -45,8 +47,7 @@ double replica_reduce_end(const TransformerCostModel& model, TrainingFigures& fi
   const TransformerSetup& setup = model.setup();
   const std::vector<int>& stage_device = model.stage_device();
   const std::size_t length = stage_device.size() / static_cast<std::size_t>(pipelines);
-  const double share = setup.layout.distributed_optimizer && !setup.layout.fsdp ? 1.0 / setup.layout.data_parallel
-                                                                                : 1.0;
+  const bool sharded = setup.layout.distributed_optimizer && !setup.layout.fsdp;
   double end = 0;
   for (std::size_t d = 0; d < figures.collectives.size(); ++d) {
     // The devices holding replicas of device d's stages, d included.
@@ -62,7 +63,14 @@ double replica_reduce_end(const TransformerCostModel& model, TrainingFigures& fi
       }
     }
     if (group.size() < 2) continue;  // its replicas share its device: nothing moves
-    const double bytes = gradient_bytes(setup.layout) * model.static_memory()[d].parameter_count * share;
+    // With the distributed optimizer each rank sums its shard: the dense parameters' over d, the
+    // routed experts' over the expert data-parallel group.
+    const StaticMemory& memory = model.static_memory()[d];
+    const double parameters =
+        sharded ? (memory.parameter_count - memory.expert_parameter_count) / setup.layout.data_parallel +
+                      memory.expert_parameter_count / expert_data_parallel(setup.layout)
+                : memory.parameter_count;
+    const double bytes = gradient_bytes(setup.layout) * parameters;
     const double time =
         collective_time(setup.hardware, Collective::kAllReduce, bytes, static_cast<int>(group.size()), inter_node);
     double ready = 0;

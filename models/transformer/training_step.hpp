@@ -103,10 +103,10 @@ double dp_reduce_time(const TransformerSetup& setup, double parameter_count, dou
 
 // Seconds of one device's optimizer step: zeroing its whole gradient buffer, then the gradient-norm
 // pass, the fused Adam update and the copy into the bf16 parameters over its shard (memory-bound:
-// 4 bytes per gradient, then 38 per parameter of the shard, 8 more under fp16's loss scale; see the
-// .cpp), plus the bf16
-// parameter all-gather of the distributed optimizer unless it overlaps the next step, and under FP8
-// the cast of `fp8_weight_count` linear weights to their FP8 copies (4 bytes each).
+// the buffer's bytes per gradient, then 38 per parameter of the shard, 8 more under fp16's loss
+// scale; see the .cpp), plus the bf16 parameter all-gather of the distributed optimizer unless it
+// overlaps the next step, and under FP8 the cast of `fp8_weight_count` linear weights to their FP8
+// copies (4 bytes each).
 // With expert parallelism, `expert_parameter_count` of them are routed experts' (their shard is over
 // the expert data-parallel group).
 double optimizer_step_time(const TransformerSetup& setup, double parameter_count, double fp8_weight_count = 0,

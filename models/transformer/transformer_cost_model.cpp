@@ -84,8 +84,12 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
   const double moe_layers = moe_layer_count(arch);
   const double dense_layers = arch.layers - moe_layers;
   const double model_stash = dense_layers * dense.stash + moe_layers * moe.stash;
-  weight_stash_fraction_ =
-      model_stash > 0 ? (dense_layers * dense.weight_stash + moe_layers * moe.weight_stash) / model_stash : 0;
+  if (moe_layers == 0) {
+    weight_stash_fraction_ = dense.stash > 0 ? dense.weight_stash / dense.stash : 0;
+  } else {
+    weight_stash_fraction_ =
+        model_stash > 0 ? (dense_layers * dense.weight_stash + moe_layers * moe.weight_stash) / model_stash : 0;
+  }
   const HeadStash head_stash = lm_head_stash(arch, layout);
 
   for (const StageContents& contents : plan.stages) {
@@ -133,8 +137,8 @@ double TransformerCostModel::overlap_time(int forward_stage, Op backward_op, int
   if (backward_op == Op::kBackwardWeight) b = backward.weight_grad;
   const PassTime& f = forward.forward;
   const double communication = f.dispatch + b.dispatch;
+  if (communication <= 0) return CostModel::overlap_time(forward_stage, backward_op, backward_stage);
   double compute = f.total() + b.total() - communication;
-  if (communication <= 0) return compute;
   // The two streams interleave layer by layer (F's attention beside B's combine, F's dispatch beside
   // B's experts, and so on), which at best hides the shorter stream entirely behind the longer.
   const GemmModel& gemm = setup_.hardware.gemm_model;
