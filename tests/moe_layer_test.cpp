@@ -246,7 +246,7 @@ TEST_CASE("With tensor and sequence parallelism an MoE layer routes its rank's s
   CHECK(ppsim::layer_linear_weight_count(moe_model(), true, 2, 4) == (4.0 * kHidden * kHidden) / 2 + 3.0 * kHidden * 512);
 }
 
-TEST_CASE("DeepEP sends a token once to each other node; the all-gather dispatcher gathers every rank's tokens") {
+TEST_CASE("DeepEP sends a token once to each other node, and the all-gather dispatcher gathers every rank's tokens") {
   TrainingLayout l = layout();
   l.data_parallel = 16;
   l.expert_parallel = 16;
