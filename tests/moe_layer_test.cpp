@@ -16,6 +16,7 @@
 #include "models/transformer/transformer_cost_model.hpp"
 #include "support/ideal_machine.hpp"
 
+using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 using ppsim::Architecture;
 using ppsim::TrainingLayout;
@@ -348,4 +349,35 @@ TEST_CASE("Expert gradients reduce over ranks e apart, so a node holds t d / e o
   const double bucket = 1e8;
   const double experts = ppsim::gradient_reduce_time(setup, bucket, 1.0);
   CHECK_THAT(experts, WithinRel(ppsim::ring_collective_time(setup.hardware, 4 * bucket, 4, 1, true, 2), 1e-12));
+}
+
+TEST_CASE("Qwen3-30B-A3B's model state at Megatron-Bridge's layout is Megatron-LM's theoretical memory, but for the "
+          "terms its estimator leaves out") {
+  // megatron/training/theoretical_memory_usage.py, compute_weight_and_optimizer_memory, for MoE:
+  // attention 2 h^2 (1 + g/a) q/h, each MoE layer 2 h (fe E 3/2 + 2) (SwiGLU experts and two
+  // LayerNorms), a final LayerNorm 2 h, untied embeddings 2 V h; on the most loaded rank the dense
+  // and replicated parameters at 6 + 12/DP bytes, the routed experts / (ETP EP) at 6 + 12/EDP.
+  // Layout: 16 H100, t = 1, p = 1, d = 16, e = 16 (EDP = 1), distributed optimizer, fp32 gradients.
+  const Architecture& arch = *ppsim::find_architecture_preset("qwen3-30b-a3b");
+  const double h = 2048, q = 32 * 128, kv = 4 * 128, experts = 128, fe = 768, vocab = 151936, layers = 48;
+  const double attention = 2 * h * q + 2 * h * kv;
+  const double megatron_dense = layers * (attention + 2 * h * 2) + 2 * h + 2 * vocab * h;
+  const double megatron_experts = layers * 2 * h * fe * experts * 1.5 / 16;
+  const double megatron = megatron_dense * (6 + 12.0 / 16) + megatron_experts * (6 + 12.0 / 1);
+
+  TrainingLayout l;
+  l.seq = 4096;
+  l.data_parallel = 16;
+  l.expert_parallel = 16;
+  l.distributed_optimizer = true;
+  l.global_batch = 1024;
+  const ppsim::TransformerCostModel model({arch, l, *ppsim::find_hardware_preset("H100-SXM5-80GB")}, {0});
+  const ppsim::StaticMemory& memory = model.static_memory()[0];
+  CHECK(memory.expert_parameter_count == megatron_experts);
+  // What the estimator counts differently: RMSNorm has no bias (h fewer per norm: two a layer and
+  // the final one), and it leaves out the router (h x experts a layer) and Qwen3's QK norms (2 x 128).
+  const double missing = layers * (h * experts + 2 * 128) - layers * 2 * h - h;
+  CHECK(memory.parameter_count - memory.expert_parameter_count == megatron_dense + missing);
+  const double ours = static_cast<double>(memory.parameters + memory.gradients + memory.optimizer);
+  CHECK_THAT(ours, WithinAbs(megatron + missing * (6 + 12.0 / 16), 1.0));
 }
