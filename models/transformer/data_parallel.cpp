@@ -27,6 +27,7 @@ double stage_parameters(const TransformerCostModel& model, int stage) {
 
 // The share of a stage's parameters that are routed experts' (reduced over their own group).
 double stage_expert_share(const TransformerCostModel& model, int stage) {
+  if (!has_experts(model.setup().arch)) return 0;  // dense: no layer count per bucket
   const double all = stage_parameters(model, stage);
   if (!(all > 0)) return 0;
   const TransformerSetup& setup = model.setup();
@@ -179,12 +180,16 @@ DeviceCollectives device_collectives(const TransformerCostModel& model, int devi
     }
   }
   // One communication stream: collectives run one at a time, in the order their gradients are ready.
+  // Each chunk's share of routed experts, once, not once per bucket.
+  std::vector<double> expert_share(model.stages().size(), 0.0);
+  for (const int stage : chunks) expert_share[static_cast<std::size_t>(stage)] = stage_expert_share(model, stage);
   std::stable_sort(out.reduce.begin(), out.reduce.end(),
                    [](const BucketCollective& a, const BucketCollective& b) { return a.ready < b.ready; });
   double stream_free = 0;
   for (BucketCollective& bucket : out.reduce) {
     bucket.start = std::max(bucket.ready, stream_free);
-    bucket.end = bucket.start + gradient_reduce_time(setup, bucket.parameters, stage_expert_share(model, bucket.stage));
+    bucket.end = bucket.start + gradient_reduce_time(setup, bucket.parameters,
+                                                     expert_share[static_cast<std::size_t>(bucket.stage)]);
     stream_free = bucket.end;
   }
   // Buckets reduced while the device still computes slow that compute down; the loss delays the
@@ -222,7 +227,8 @@ DeviceCollectives device_collectives(const TransformerCostModel& model, int devi
         const double need = first + shift + forward * (before / total);
         if (k == 0) dispatch = need;
         BucketCollective gather{stage, buckets[k], dispatch, std::max(dispatch, stream), 0};
-        gather.end = gather.start + parameter_gather_time(setup, buckets[k], fp8_share, stage_expert_share(model, stage));
+        gather.end = gather.start + parameter_gather_time(setup, buckets[k], fp8_share,
+                                                           expert_share[static_cast<std::size_t>(stage)]);
         stream = gather.end;
         const double wait = std::max(0.0, gather.end - need);
         shift += wait;
