@@ -37,6 +37,10 @@ std::optional<std::string> check_equal_rounds(const ScheduleParams& params, std:
 std::optional<std::string> check_interleaved(const ScheduleParams& params);
 ScheduleStreams interleaved_one_f_one_b_streams(const ScheduleParams& params);
 inline Program build_interleaved_one_f_one_b(const ScheduleParams& params) { return collect_program(interleaved_one_f_one_b_streams(params)); }
+// Megatron-LM's combined 1F1B (--overlap-moe-expert-parallel-comm): interleaved 1F1B, or no
+// pipelining, with each steady forward and backward one overlapped op.
+std::optional<std::string> check_combined_one_f_one_b(const ScheduleParams& params);
+ScheduleStreams combined_one_f_one_b_streams(const ScheduleParams& params);
 std::optional<std::string> check_looped_bfs(const ScheduleParams& params);
 ScheduleStreams looped_bfs_streams(const ScheduleParams& params);
 inline Program build_looped_bfs(const ScheduleParams& params) { return collect_program(looped_bfs_streams(params)); }

@@ -89,31 +89,63 @@ std::optional<std::string> check_equal_rounds(const ScheduleParams& params, std:
          " requires";
 }
 
-ActionStream interleaved_one_f_one_b_device(ScheduleParams params, int d) {
+namespace {
+
+// Device d's list: warmup forwards, then forward(w + k) with backward(k), then the last backwards.
+// `combined`: Megatron's combined 1F1B, one more warmup forward and each steady pair one overlapped op.
+ActionStream interleaved_order(ScheduleParams params, int d, bool combined) {
   const int p = params.p;
   const int v = params.v;
   const int total = params.m * v;  // virtual micro-batches per device
   const int group = group_of(params);
-  const auto forward = [&](int k) {
+  const auto forward = [&](int k, bool fused = false) {
     const VirtualMicrobatch entry = table_entry(k, group, v, params.m);
-    return Action{entry.chunk * p + d, Op::kForward, entry.microbatch};
+    return Action{entry.chunk * p + d, Op::kForward, entry.microbatch, fused};
   };
   const auto backward = [&](int k) {
     const VirtualMicrobatch entry = table_entry(k, group, v, params.m);
     return Action{(v - 1 - entry.chunk) * p + d, Op::kBackward, entry.microbatch};
   };
   // Earlier devices run more forwards first: 2 per hop, the time for a gradient to come back.
-  const int warmup = std::min((v - 1) * group + 2 * (p - 1 - d), total);
+  const int warmup = std::min((v - 1) * group + 2 * (p - 1 - d) + (combined ? 1 : 0), total);
   for (int k = 0; k < warmup; ++k) co_yield forward(k);
   for (int k = 0; k + warmup < total; ++k) {
-    co_yield forward(warmup + k);
+    co_yield forward(warmup + k, combined);
     co_yield backward(k);
   }
   for (int k = total - warmup; k < total; ++k) co_yield backward(k);
 }
 
+ActionStream interleaved_one_f_one_b_device(ScheduleParams params, int d) { return interleaved_order(params, d, false); }
+ActionStream combined_one_f_one_b_device(ScheduleParams params, int d) { return interleaved_order(params, d, true); }
+
+}  // namespace
+
 ScheduleStreams interleaved_one_f_one_b_streams(const ScheduleParams& params) {
   return {params, loop_stage_mapping(params.p, params.v), interleaved_one_f_one_b_device};
+}
+
+// Megatron-LM's combined 1F1B (--overlap-moe-expert-parallel-comm; megatron/core/pipeline_parallel/
+// combined_1f1b.py, combined_forward_backward_step, and schedules.py,
+// forward_backward_pipelining_with_interleaving): the interleaved schedule with one more warmup
+// forward, so that a steady step's forward and backward are never the same micro-batch's, and each
+// steady forward merged with the backward after it into one step whose layers run the forward's
+// compute beside the backward's expert all-to-alls and the reverse (the cost model's overlap_time).
+// Without pipelining (p = 1, v = 1) it is F0, then F(k+1) with B(k), then the last B.
+std::optional<std::string> check_combined_one_f_one_b(const ScheduleParams& params) {
+  if (params.v == 1) {
+    if (params.p == 1) return std::nullopt;
+    // transformer_config.py asserts the same for overlap_moe_expert_parallel_comm.
+    return "needs v >= 2 when p > 1: Megatron-LM combines forward and backward steps only in its interleaved "
+           "schedule or without pipelining (got v = 1, p = " + std::to_string(params.p) + ")";
+  }
+  return check_interleaved(params);
+}
+
+ScheduleStreams combined_one_f_one_b_streams(const ScheduleParams& params) {
+  ScheduleStreams streams{params, loop_stage_mapping(params.p, params.v), combined_one_f_one_b_device};
+  streams.overlapped_pairs = true;
+  return streams;
 }
 
 }  // namespace ppsim

@@ -28,6 +28,15 @@ constexpr std::array kRegistry = {
                  "microbatch_group_size_per_vp_stage), p <= N <= m and m mod N = 0 or >= p",
                  "Narayanan et al., SC'21 2.2.2; Megatron-LM schedule table = torch ScheduleInterleaved1F1B", 2,
                  check_interleaved, interleaved_one_f_one_b_streams},
+    ScheduleInfo{"combined-1f1b",
+                 "Megatron's combined 1F1B (--overlap-moe-expert-parallel-comm): interleaved 1F1B with one more "
+                 "warmup forward, each steady forward and the backward after it one overlapped op whose MoE "
+                 "all-to-alls run beside the other's compute",
+                 "v >= 2 with interleaved-1f1b's rules on m, or p = 1 and v = 1 (no pipelining); Megatron refuses "
+                 "p > 1 with v = 1",
+                 "Megatron-LM combined_1f1b.py and schedules.py (forward_backward_pipelining_with_interleaving); "
+                 "DeepSeek-V3 Technical Report 3.2.1 (overlapping a micro-batch's all-to-all with another's compute)",
+                 2, check_combined_one_f_one_b, combined_one_f_one_b_streams},
     ScheduleInfo{"looped-bfs",
                  "breadth-first looping: every micro-batch through chunk 0, then chunk 1, ...; backwards last chunk "
                  "first; stashes m*v",
@@ -118,6 +127,7 @@ constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"zbvzerobubble", "zbv"},           // torch's ScheduleZBVZeroBubble
     {"interleavedzerobubble", "interleaved-zb"},  // torch's ScheduleInterleavedZeroBubble
     {"interleaved", "interleaved-1f1b"},  // Megatron-LM's interleaved schedule (virtual pipeline)
+    {"overlapmoeexpertparallelcomm", "combined-1f1b"},  // Megatron-LM's flag that selects it
 };
 
 }  // namespace

@@ -68,8 +68,8 @@ constexpr std::array<SettingInfo, 66> kSettings = {{
     {"e", "-e,--expert-parallel", "N",
      "expert-parallel degree of an MoE model, folded out of d: each rank holds experts/e of them (default 1)"},
     {"expert-tensor-parallel", "--expert-tensor-parallel", "N",
-     "tensor-parallel split of each expert; only 1 is modelled, each expert whole on its rank, as Megatron-Bridge's "
-     "MoE recipes set it (default 1)"},
+     "ranks each expert splits over (Megatron's MoE parallel folding, independent of t); they gather each other's "
+     "routed tokens around the experts (default 1, as Megatron-Bridge's MoE recipes set it; Megatron-LM's is t)"},
     {"moe-dispatcher", "--moe-dispatcher", "alltoall|allgather|deepep",
      "how tokens reach their experts with -e: NCCL all-to-all (default, as Megatron-LM's MoE README recommends), "
      "all-gather and reduce-scatter (Megatron-LM's flag default), or DeepEP/HybridEP (once per node across nodes)"},

@@ -31,23 +31,10 @@ std::string unknown_preset(const Scenario& scenario, std::string_view key, std::
 
 }  // namespace
 
-namespace {
-
-// What the JSON schema can describe but the cost model does not time yet: shared experts.
-Architecture simulable(const Scenario& scenario, Architecture arch) {
-  if (arch.moe.shared_experts > 0) {
-    throw InputError(scenario.source_of("model") + ": " + arch.name +
-                     " has shared experts, which ppsim does not simulate yet (routed experts only)");
-  }
-  return arch;
-}
-
-}  // namespace
-
 Architecture resolve_architecture(const Scenario& scenario) {
   if (is_file_name(scenario.model)) {
     try {
-      return simulable(scenario, load_architecture(scenario.model));
+      return load_architecture(scenario.model);
     } catch (const JsonInputError& error) {
       throw InputError(error.what());
     }
@@ -147,17 +134,45 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     refuse_e("e=" + std::to_string(e) + " does not divide the " + std::to_string(arch.moe.experts) + " experts of " +
              arch.name);
   }
-  if (e > 1 && (std::int64_t{t} * layout.data_parallel) % e != 0) {
+  const int etp = layout.expert_tensor_parallel;
+  auto refuse_etp = [&](const std::string& why) {
+    throw InputError(scenario.source_of("expert-tensor-parallel") + ": " + why);
+  };
+  if (etp > 1 && !has_experts(arch)) refuse_etp("needs a mixture-of-experts model; " + arch.name + " is dense");
+  if (e > 1 && (std::int64_t{t} * layout.data_parallel) % (std::int64_t{e} * etp) != 0) {
     // Expert parallelism folds out of the t * d ranks of a pipeline stage (parallel_state.py,
-    // initialize_model_parallel: the expert groups divide the same ranks as tp * dp).
-    refuse_e("e=" + std::to_string(e) + " does not divide the t*d = " + std::to_string(t * layout.data_parallel) +
+    // initialize_model_parallel: the expert groups, etp x ep x edp, divide the same ranks as tp x dp).
+    refuse_e("e=" + std::to_string(e) + (etp > 1 ? " times --expert-tensor-parallel " + std::to_string(etp) : "") +
+             " does not divide the t*d = " + std::to_string(t * layout.data_parallel) +
              " ranks of a pipeline stage, out of which it folds");
   }
+  if (etp > 1 && (std::int64_t{t} * layout.data_parallel) % (std::int64_t{e} * etp) != 0) {
+    refuse_etp(std::to_string(etp) + " times e=" + std::to_string(e) + " does not divide the t*d = " +
+               std::to_string(t * layout.data_parallel) + " ranks of a pipeline stage, out of which it folds");
+  }
+  if (etp > 1 && arch.moe.expert_ffn_hidden % etp != 0) {
+    refuse_etp(std::to_string(etp) + " does not divide the expert FFN width " +
+               std::to_string(arch.moe.expert_ffn_hidden) + " of " + arch.name);
+  }
+  if (has_experts(arch) && shared_expert_width(arch) % t != 0) {  // the shared experts split t ways
+    refuse_t("t=" + std::to_string(t) + " does not divide the shared experts' width " +
+             std::to_string(shared_expert_width(arch)) + " of " + arch.name);
+  }
   if (e > 1 && layout.fsdp) refuse_e("FSDP with expert parallelism is not modelled; give one of the two");
-  if (layout.expert_tensor_parallel != 1) {
-    throw InputError(scenario.source_of("expert-tensor-parallel") +
-                     ": only 1 is modelled (each expert whole on its rank, as Megatron-Bridge's MoE recipes set "
-                     "it), got " + std::to_string(layout.expert_tensor_parallel));
+  if (etp > 1 && layout.fsdp) refuse_etp("FSDP with expert tensor parallelism is not modelled; give one of the two");
+  for (const std::string& schedule : scenario.schedules) {
+    if (schedule != "combined-1f1b") continue;
+    // Megatron-LM's asserts for overlap_moe_expert_parallel_comm (transformer_config.py): expert
+    // parallelism to overlap, a dispatcher that runs all-to-alls, no full recomputation.
+    auto refuse = [&](const std::string& why) {
+      throw InputError(scenario.source_of("schedule") + ": combined-1f1b " + why);
+    };
+    if (!has_experts(arch) || e <= 1) {
+      refuse("overlaps MoE all-to-alls, so it needs a mixture-of-experts model and -e > 1, as Megatron-LM's "
+             "--overlap-moe-expert-parallel-comm does");
+    }
+    if (layout.moe_dispatcher == "allgather") refuse("needs --moe-dispatcher alltoall or deepep, as Megatron-LM does");
+    if (layout.recompute == Recompute::kFull) refuse("does not run with --recompute full, as in Megatron-LM");
   }
   if (layout.moe_dispatcher != "alltoall" && !has_experts(arch)) {
     throw InputError(scenario.source_of("moe-dispatcher") + ": needs a mixture-of-experts model; " + arch.name +

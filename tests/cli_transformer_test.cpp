@@ -190,9 +190,14 @@ TEST_CASE("An MoE model runs, with or without expert parallelism, and what is no
            {{"-d", "6", "-e", "3"}, "ppsim: error: --expert-parallel: e=3 does not divide the 8 experts of mixtral-8x7b\n"},
            {{"-d", "2", "-e", "4"},
             "ppsim: error: --expert-parallel: e=4 does not divide the t*d = 2 ranks of a pipeline stage, out of which it folds\n"},
-           {{"--expert-tensor-parallel", "2"},
-            "ppsim: error: --expert-tensor-parallel: only 1 is modelled (each expert whole on its rank, as "
-            "Megatron-Bridge's MoE recipes set it), got 2\n"},
+           {{"-d", "4", "-e", "4", "--expert-tensor-parallel", "2"},
+            "ppsim: error: --expert-parallel: e=4 times --expert-tensor-parallel 2 does not divide the t*d = 4 ranks "
+            "of a pipeline stage, out of which it folds\n"},
+           {{"-d", "3", "--expert-tensor-parallel", "3"},
+            "ppsim: error: --expert-tensor-parallel: 3 does not divide the expert FFN width 14336 of mixtral-8x7b\n"},
+           {{"-d", "2", "--expert-tensor-parallel", "4"},
+            "ppsim: error: --expert-tensor-parallel: 4 times e=1 does not divide the t*d = 2 ranks of a pipeline stage, "
+            "out of which it folds\n"},
            {{"--moe-imbalance", "0.5"}, "ppsim: error: --moe-imbalance: must be a factor from 1 (balanced) to 1000, "
                                         "got 0.5\n"},
        }) {
@@ -203,6 +208,17 @@ TEST_CASE("An MoE model runs, with or without expert parallelism, and what is no
     CHECK(refused.status == ppsim::kExitBadInput);
     CHECK(refused.err == expected);
   }
+  // Megatron's combined 1F1B overlaps expert all-to-alls: it needs them.
+  run = ppsim_cli({"run", "--model", moe, "-s", "combined-1f1b", "-p", "4", "-m", "8"});
+  CHECK(run.err == "ppsim: error: --schedule: combined-1f1b overlaps MoE all-to-alls, so it needs a mixture-of-experts "
+                   "model and -e > 1, as Megatron-LM's --overlap-moe-expert-parallel-comm does\n");
+  run = ppsim_cli({"run", "--model", moe, "-s", "combined-1f1b", "-p", "4", "-d", "2", "-e", "2", "--global-batch",
+                   "16", "--moe-dispatcher", "allgather"});
+  CHECK(run.err == "ppsim: error: --schedule: combined-1f1b needs --moe-dispatcher alltoall or deepep, as Megatron-LM "
+                   "does\n");
+  run = ppsim_cli({"run", "--model", moe, "-s", "combined-1f1b", "-p", "4", "-d", "2", "-e", "2", "--global-batch",
+                   "16", "--format", "json"});
+  CHECK(run.status == 0);
   run = ppsim_cli({"run", "--model", "llama3.1-8b", "--moe-dispatcher", "deepep"});
   CHECK(run.err == "ppsim: error: --moe-dispatcher: needs a mixture-of-experts model; llama3.1-8b is dense\n");
   run = ppsim_cli({"run", "--model", "llama3.1-8b", "-d", "8", "-e", "8"});
@@ -218,11 +234,16 @@ TEST_CASE("An MoE model runs, with or without expert parallelism, and what is no
   model["moe"]["shared_experts"] = 1;
   model["moe"]["shared_expert_ffn_hidden"] = 2048;
   std::ofstream(moe) << model.dump();
-  run = ppsim_cli({"run", "--model", moe, "-p", "8", "-m", "16"});
+  // Shared experts run beside the routed ones; a width t does not divide is refused.
+  run = ppsim_cli({"run", "--model", moe, "-p", "8", "-m", "16", "-d", "2", "-e", "2", "--expert-tensor-parallel",
+                   "1", "--format", "json"});
+  CHECK(run.status == 0);
+  model["moe"]["shared_expert_ffn_hidden"] = 2047;
+  std::ofstream(moe) << model.dump();
+  run = ppsim_cli({"run", "--model", moe, "-t", "2", "--sequence-parallel", "-p", "4", "-m", "8"});
   CHECK(run.status == ppsim::kExitBadInput);
-  CHECK(run.err ==
-        "ppsim: error: --model: mixtral-8x7b has shared experts, which ppsim does not simulate yet (routed experts "
-        "only)\n");
+  CHECK(run.err == "ppsim: error: --tensor-parallel: t=2 does not divide the shared experts' width 2047 of "
+                   "mixtral-8x7b\n");
   // Qwen3's heads are wider than hidden / heads: 32 x 128 = 4096 against hidden 2048. Its queries
   // and the attention's output are 4096 wide, so it does more work than with heads of 64.
   model.erase("moe");
@@ -236,9 +257,9 @@ TEST_CASE("An MoE model runs, with or without expert parallelism, and what is no
   const std::string wide = dir.file("wide.json");
   std::ofstream(wide) << model.dump();
   auto flops = [&](const std::string& file) {
-    const Run result = ppsim_cli({"run", "--model", file, "-p", "2", "-m", "4", "--format", "json"});
-    REQUIRE(result.status == 0);
-    return nlohmann::json::parse(result.out)["training"]["model_flops_per_step"].get<double>();
+    const Run flops_run = ppsim_cli({"run", "--model", file, "-p", "2", "-m", "4", "--format", "json"});
+    REQUIRE(flops_run.status == 0);
+    return nlohmann::json::parse(flops_run.out)["training"]["model_flops_per_step"].get<double>();
   };
   // By hand, per token and layer: the attention's weights grow from h x h + 2 h kv + h x h (kv = 8
   // heads of 64) to h q + 2 h kv + q h (q = 32 x 128, kv = 8 x 128), 6 FLOPs a weight over F, I and

@@ -280,55 +280,6 @@ TEST_CASE("DeepEP sends a token once to each other node, and the all-gather disp
   CHECK(deepep == ppsim::layer_pass_times(arch, l, machine, true).forward.dispatch);
 }
 
-TEST_CASE("An overlapped forward and backward hides each half's token dispatch behind the other's compute") {
-  TrainingLayout l = layout();
-  l.pipeline = 2;
-  l.data_parallel = 2;
-  l.expert_parallel = 2;
-  const Architecture arch = moe_model(4);
-  const ppsim::HardwareProfile machine = ppsim::test::ideal_machine();  // no SM count: no contention
-  const ppsim::TransformerCostModel model({arch, l, machine}, {0, 1});
-  const ppsim::PassTimes& s0 = model.stages()[0].times;
-  const ppsim::PassTimes& s1 = model.stages()[1].times;
-  REQUIRE(s0.forward.dispatch > 0);
-  const double compute = s0.forward.total() - s0.forward.dispatch + s1.input_grad.total() - s1.input_grad.dispatch +
-                         s1.weight_grad.total();
-  const double communication = s0.forward.dispatch + s1.input_grad.dispatch;
-  CHECK_THAT(model.overlap_time(0, ppsim::Op::kBackward, 1), WithinRel(std::max(compute, communication), 1e-12));
-  CHECK(model.overlap_time(0, ppsim::Op::kBackward, 1) <
-        model.compute_time(ppsim::Op::kForward, 0) + model.compute_time(ppsim::Op::kBackward, 1));
-  // I alone: the same, without W's compute.
-  CHECK_THAT(model.overlap_time(0, ppsim::Op::kBackwardInput, 1),
-             WithinRel(std::max(compute - s1.weight_grad.total(), communication), 1e-12));
-  // A dense model has no dispatch to hide: the sum of the halves.
-  TrainingLayout two = layout();
-  two.pipeline = 2;
-  const ppsim::TransformerCostModel dense({dense_equivalent(), two, machine}, {0, 1});
-  CHECK(dense.overlap_time(0, ppsim::Op::kBackward, 1) ==
-        dense.compute_time(ppsim::Op::kForward, 0) + dense.compute_time(ppsim::Op::kBackward, 1));
-}
-
-TEST_CASE("On the H100 preset the hidden dispatch costs the compute the SMs it takes while it runs") {
-  TrainingLayout l = layout();
-  l.pipeline = 2;
-  l.data_parallel = 16;
-  l.expert_parallel = 16;
-  Architecture arch = moe_model(4);
-  arch.moe.experts = 16;
-  const ppsim::HardwareProfile& h100 = *ppsim::find_hardware_preset("H100-SXM5-80GB");
-  for (const char* dispatcher : {"alltoall", "deepep"}) {
-    l.moe_dispatcher = dispatcher;
-    const ppsim::TransformerCostModel model({arch, l, h100}, {0, 1});
-    const ppsim::PassTimes& s0 = model.stages()[0].times;
-    const ppsim::PassTimes& s1 = model.stages()[1].times;
-    const double communication = s0.forward.dispatch + s1.input_grad.dispatch;
-    double compute = s0.forward.total() + s1.input_grad.total() - communication;
-    const double sms = std::string(dispatcher) == "deepep" ? 20 : 16;  // DeepEP's kernels; NCCL's channels
-    compute += std::min(compute, communication) * sms / 132;
-    CHECK_THAT(model.overlap_time(0, ppsim::Op::kBackwardInput, 1), WithinRel(std::max(compute, communication), 1e-12));
-  }
-}
-
 TEST_CASE("A transformer cost model refuses a stage on a device beyond its pipeline instead of writing past its tables") {
   // Regression: a layout of one pipeline device given stages on two wrote the second device's
   // memory past the end of its per-device table.

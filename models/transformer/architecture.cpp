@@ -79,13 +79,19 @@ std::int64_t layer_linear_weight_count(const Architecture& arch) {
   return h * q + 2 * h * kv + q * h + mlp_parameter_count(arch, arch.ffn_hidden, false);
 }
 
-double layer_linear_weight_count(const Architecture& arch, bool moe, int tensor_parallel, int expert_parallel) {
+std::int64_t shared_expert_width(const Architecture& arch) {
+  return std::int64_t{arch.moe.shared_experts} * arch.moe.shared_expert_ffn_hidden;
+}
+
+double layer_linear_weight_count(const Architecture& arch, bool moe, int tensor_parallel, int expert_parallel,
+                                 int expert_tensor_parallel) {
   const double t = std::max(1, tensor_parallel);
   if (!moe) return static_cast<double>(layer_linear_weight_count(arch)) / t;
   const double attention =
       static_cast<double>(layer_linear_weight_count(arch) - mlp_parameter_count(arch, arch.ffn_hidden, false));
   const double experts = static_cast<double>(arch.moe.experts / std::max(1, expert_parallel)) *
-                         static_cast<double>(mlp_parameter_count(arch, arch.moe.expert_ffn_hidden, false));
+                         static_cast<double>(mlp_parameter_count(arch, arch.moe.expert_ffn_hidden, false)) /
+                         std::max(1, expert_tensor_parallel);
   const double shared =
       static_cast<double>(arch.moe.shared_experts) *
       static_cast<double>(mlp_parameter_count(arch, arch.moe.shared_expert_ffn_hidden, false));

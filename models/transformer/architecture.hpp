@@ -91,10 +91,16 @@ std::int64_t moe_layer_parameter_count(const Architecture& arch, bool active = f
 // matrices): no biases, no norms.
 std::int64_t layer_linear_weight_count(const Architecture& arch);
 // On one of `tensor_parallel` ranks of an MoE layer under expert parallelism over `expert_parallel`
-// ranks: the attention's weights split t ways and that rank's whole experts (experts / e of them;
-// expert tensor parallelism 1); the router is not among them (Megatron runs it outside Transformer
-// Engine, in 16 bits). A dense layer's weights all split t ways.
-double layer_linear_weight_count(const Architecture& arch, bool moe, int tensor_parallel, int expert_parallel);
+// ranks: the attention's and the shared experts' weights split t ways and that rank's experts
+// (experts / e of them), each split over `expert_tensor_parallel` ranks; the router is not among them
+// (Megatron runs it outside Transformer Engine, in 16 bits). A dense layer's weights all split t ways.
+double layer_linear_weight_count(const Architecture& arch, bool moe, int tensor_parallel, int expert_parallel,
+                                 int expert_tensor_parallel = 1);
+
+// The inner width of an MoE layer's shared experts taken together (shared_experts x their width):
+// Megatron runs them as one MLP of that width (--moe-shared-expert-intermediate-size is the total,
+// megatron/core/transformer/moe/shared_experts.py). 0 without shared experts.
+std::int64_t shared_expert_width(const Architecture& arch);
 
 // The routed experts' parameters in one MoE layer (every expert's MLP, with biases when the model
 // has them): what expert parallelism splits and the expert data-parallel group reduces.

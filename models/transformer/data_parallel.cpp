@@ -22,7 +22,8 @@ std::vector<int> stages_of(const TransformerCostModel& model, int device) {
 double stage_parameters(const TransformerCostModel& model, int stage) {
   const TransformerSetup& setup = model.setup();
   return stage_parameter_count(setup.arch, model.stages()[static_cast<std::size_t>(stage)].contents,
-                               setup.layout.tensor_parallel, model.stages().size() == 1, setup.layout.expert_parallel);
+                               setup.layout.tensor_parallel, model.stages().size() == 1,
+                               expert_model_shards(setup.layout));
 }
 
 // The share of a stage's parameters that are routed experts' (reduced over their own group).
@@ -32,7 +33,7 @@ double stage_expert_share(const TransformerCostModel& model, int stage) {
   if (!(all > 0)) return 0;
   const TransformerSetup& setup = model.setup();
   return stage_expert_parameter_count(setup.arch, model.stages()[static_cast<std::size_t>(stage)].contents,
-                                      setup.layout.expert_parallel) /
+                                      expert_model_shards(setup.layout)) /
          all;
 }
 
@@ -69,8 +70,8 @@ bool gradients_compressed(const TrainingLayout& layout) {
 namespace {
 
 // The group a gradient reduces over: the d data-parallel ranks, or for routed experts' gradients the
-// expert data-parallel group of t d / e ranks, e apart (parallel_state.py orders expert ranks tp, ep,
-// dp), which leaves the node when the whole t * d span does.
+// expert data-parallel group of t d / (e etp) ranks, e etp apart (parallel_state.py orders expert
+// ranks etp, ep, dp), which leaves the node when the whole t * d span does.
 struct ReduceGroup {
   int ranks = 1;
   bool inter_node = false;
@@ -83,7 +84,7 @@ ReduceGroup dense_group(const TransformerSetup& setup) {
 
 ReduceGroup expert_group(const TransformerSetup& setup) {
   const int ranks = expert_data_parallel(setup.layout);
-  const int stride = std::max(1, setup.layout.expert_parallel);  // expert tensor parallelism 1
+  const int stride = expert_model_shards(setup.layout);
   return {ranks, data_parallel_crosses_nodes(setup) && ranks > 1,
           std::clamp(setup.hardware.devices_per_node / stride, 1, ranks)};
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "models/transformer/layer_costs.hpp"
 
+#include <algorithm>
 #include <cassert>
 
 namespace ppsim {
@@ -24,7 +25,8 @@ double gemm_weights_per_token(const Architecture& arch, bool moe) {
   const double attention = h * q + 2 * h * kv_width(arch) + q * h;
   const double matrices = arch.gated_mlp ? 3 : 2;
   if (moe) {
-    return attention + h * arch.moe.experts + arch.moe.top_k * matrices * h * as_double(arch.moe.expert_ffn_hidden);
+    return attention + h * arch.moe.experts + arch.moe.top_k * matrices * h * as_double(arch.moe.expert_ffn_hidden) +
+           matrices * h * as_double(shared_expert_width(arch));
   }
   return attention + matrices * h * as_double(arch.ffn_hidden);
 }
@@ -110,12 +112,17 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
     // and the expert MLP's tensors at the expert width (experts are not split over t); each of the
     // token's own top_k copies keeps the expert's output it gets back, which the combine's backward
     // needs for the gradient of the routing weights (with that weight, fp32).
+    // Under expert tensor parallelism over r ranks the r ranks gather each other's copies first, so
+    // the experts' first GEMM saves r times the copies at full width and the rest 1/r of the width.
+    // Shared experts are a dense MLP of their total width beside the routed ones, split t ways.
     const double k = arch.moe.top_k;
     const double received = k * layout.moe_imbalance;
     const double fe = as_double(arch.moe.expert_ffn_hidden);
-    replicated += 2 * h + 4 * as_double(arch.moe.experts);
-    mlp_split = received * (gemm_input * h + (arch.gated_mlp ? 2 * fe + 2 * fe : 2 * fe) + gemm_input * fe) +
-                k * (2 * h + 4);
+    const double r = std::max(1, layout.expert_tensor_parallel);
+    const double fs = as_double(shared_expert_width(arch));
+    replicated += 2 * h + 4 * as_double(arch.moe.experts) + (fs > 0 ? gemm_input * h : 0);
+    mlp_split = received * (r * gemm_input * h + (arch.gated_mlp ? 2 * fe + 2 * fe : 2 * fe) + gemm_input * fe) +
+                k * (2 * h + 4) + (fs > 0 ? (arch.gated_mlp ? 2 * fs + 2 * fs : 2 * fs) + gemm_input * fs : 0);
   } else {
     replicated += gemm_input * h;  // MLP first GEMM input
   }
@@ -155,11 +162,17 @@ double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLay
     // The attention's four as above; then, per token of the shard the MoE layer routes (T / t under
     // sequence parallelism), the router's input and output gradient (16-bit) and per routed copy
     // each expert GEMM's input and output gradient at the expert width (experts are not split).
+    // Under expert tensor parallelism over r ranks the full-width input and output gradient cover r
+    // times the copies. Shared experts keep a dense MLP's four, at their total width.
     const double k = arch.moe.top_k;
     const double fe = as_double(arch.moe.expert_ffn_hidden);
-    const double attention_replicated = h + h;      // QKV input, projection output gradient
-    const double attention_split = q + (q + 2 * kv);  // projection input, QKV output gradient
-    const double experts = k * layout.moe_imbalance * (h + fe + h + (arch.gated_mlp ? 2 * fe : fe));
+    const double r = std::max(1, layout.expert_tensor_parallel);
+    const double fs = as_double(shared_expert_width(arch));
+    const double shared_replicated = fs > 0 ? h + h : 0;                        // input, output gradient
+    const double shared_split = fs > 0 ? fs + (arch.gated_mlp ? 2 * fs : fs) : 0;  // down input, up gradient
+    const double attention_replicated = h + h + shared_replicated;  // QKV input, projection output gradient
+    const double attention_split = q + (q + 2 * kv) + shared_split;  // projection input, QKV output gradient
+    const double experts = k * layout.moe_imbalance * (r * h + fe + r * h + (arch.gated_mlp ? 2 * fe : fe));
     const double shard = layout.sequence_parallel ? t : 1;
     return tokens * (element * (attention_replicated / shard + attention_split / t) +
                      (element * experts + 2 * (h + as_double(arch.moe.experts))) / shard);

@@ -45,8 +45,8 @@ struct LayerFlops {
 //   two products for each (dQ and dK from dScores; dP and dV from dContext): 8 s^2 h.
 // This gives Table 1 of Qi et al. exactly for a plain GPT layer:
 //   F = sbh(24h + 4s), I = sbh(24h + 8s), W = sbh(24h).
-// With `moe`, an MoE layer's: the router (h x experts) and top_k experts of expert_ffn_hidden take
-// the MLP's place in P_w.
+// With `moe`, an MoE layer's: the router (h x experts), top_k experts of expert_ffn_hidden and the
+// shared experts take the MLP's place in P_w.
 LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch, bool moe = false);
 
 // Table 1 of Qi et al. (2024) as printed, for a plain GPT layer (MHA, 4h GeLU MLP); kept as the
@@ -87,6 +87,9 @@ struct ActivationLayout {
   bool fp8 = false;
   // MoE layers: the busiest expert rank's token copies over the balanced top_k T (--moe-imbalance).
   double moe_imbalance = 1;
+  // MoE layers: each expert split over this many ranks (--expert-tensor-parallel), which gather each
+  // other's routed copies before the experts.
+  int expert_tensor_parallel = 1;
 };
 
 // Bytes of activations one layer stashes per micro-batch per tensor-parallel rank between its

@@ -32,6 +32,11 @@ struct LayerShape {
   // sequence-parallel shard T / t (the MoE layer takes the shard as it is, Megatron's dispatcher
   // with sequence parallelism), or T.
   double mlp_t = 1, moe_tokens = 0;
+  // Under expert tensor parallelism (--expert-tensor-parallel) each expert splits over `etp` ranks,
+  // which gather each other's copies: `routed` counts the gathered rows the expert GEMMs see, `sent`
+  // the copies this rank itself dispatches (moe_tokens x top_k x imbalance). `shared`: the shared
+  // experts' total width, a dense MLP split t ways beside the routed experts (0 without them).
+  double etp = 1, sent = 0, shared = 0;
   bool moe = false;
   std::string_view dispatcher = "alltoall";  // --moe-dispatcher
 };
@@ -49,9 +54,12 @@ LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout, bool
   shape.tokens = shape.seq * shape.batch;
   shape.moe = moe;
   shape.dispatcher = layout.moe_dispatcher;
-  shape.mlp_t = moe ? 1 : layout.tensor_parallel;
+  shape.etp = moe ? std::max(1, layout.expert_tensor_parallel) : 1;
+  shape.mlp_t = moe ? shape.etp : layout.tensor_parallel;
   shape.moe_tokens = moe && layout.sequence_parallel ? shape.tokens / layout.tensor_parallel : shape.tokens;
-  shape.routed = moe ? shape.moe_tokens * shape.copies * layout.moe_imbalance : shape.tokens;
+  shape.sent = moe ? shape.moe_tokens * shape.copies * layout.moe_imbalance : shape.tokens;
+  shape.routed = moe ? shape.sent * shape.etp : shape.tokens;
+  shape.shared = moe ? as_double(shared_expert_width(arch)) : 0;
   shape.hidden = as_double(arch.hidden);
   shape.queries = as_double(std::int64_t{arch.heads} * head_size(arch));
   shape.qk_norm = arch.qk_norm ? 1 : 0;
@@ -85,20 +93,28 @@ GemmShape linear_shape(double tokens, double inner, double cols, Pass pass) {
   return {tokens, inner, cols};
 }
 
-// The four linear layers of a layer on one rank, in Megatron's column/row-parallel split: each
+// The linear layers of a layer on one rank, in Megatron's column/row-parallel split: each
 // multiplies the T tokens' `inner`-wide input into a `cols`-wide output (QKV, attention output, MLP
-// in with gate and up as one GEMM, MLP out). F, I and W run each once, transposed in I and W.
+// in with gate and up as one GEMM, MLP out, then an MoE layer's shared experts' in and out, zero
+// wide without them). F, I and W run each once, transposed in I and W.
 struct Linear {
   double inner;
   double cols;
 };
-std::array<Linear, 4> linears(const LayerShape& x) {
+constexpr std::size_t kLinears = 6;
+constexpr std::size_t kSharedIn = 4, kSharedOut = 5;
+std::array<Linear, kLinears> linears(const LayerShape& x) {
   const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
   return {{{x.hidden, (x.queries + 2 * x.kv) / x.t},
            {x.queries / x.t, x.hidden},
            {x.hidden, mlp_in_width / x.mlp_t},
-           {x.ffn / x.mlp_t, x.hidden}}};
+           {x.ffn / x.mlp_t, x.hidden},
+           {x.hidden, (x.gated ? 2 : 1) * x.shared / x.t},
+           {x.shared / x.t, x.hidden}}};
 }
+
+// Whether linear i exists in this layer (the shared experts' only where the model has them).
+bool has_linear(const LayerShape& x, std::size_t i) { return i < kSharedIn || x.shared > 0; }
 
 // SMs an overlapped tensor-parallel collective takes from each linear's GEMM under --tp-comm-overlap,
 // as Transformer Engine's userbuffers assign them by default (transformer_engine/pytorch/module/
@@ -110,20 +126,22 @@ std::array<Linear, 4> linears(const LayerShape& x) {
 // order QKV, projection, MLP-in (fc1), MLP-out (fc2): F runs qkv and fc1 by ring exchange and proj
 // and fc2 pipelined; I runs qkv and fc1 in bulk and proj and fc2 by ring exchange; W runs qkv and fc1
 // in bulk and proj and fc2 external.
+// The shared experts' in and out run as the MLP's fc1 and fc2 do.
 constexpr int kUserbufferSms = 16;
-std::array<int, 4> userbuffer_sms(Pass pass) {
-  if (pass == Pass::kForward) return {0, kUserbufferSms, 0, kUserbufferSms};
-  return {kUserbufferSms, 0, kUserbufferSms, 0};
+std::array<int, kLinears> userbuffer_sms(Pass pass) {
+  if (pass == Pass::kForward) return {0, kUserbufferSms, 0, kUserbufferSms, 0, kUserbufferSms};
+  return {kUserbufferSms, 0, kUserbufferSms, 0, kUserbufferSms, 0};
 }
 
 // Seconds of each linear's GEMM in `pass`, on the SMs an overlapped collective leaves it.
-std::array<double, 4> linear_times(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout,
-                                   Pass pass) {
-  std::array<double, 4> times{};
-  const std::array<Linear, 4> shapes = linears(x);
+std::array<double, kLinears> linear_times(const LayerShape& x, const HardwareProfile& profile,
+                                          const TrainingLayout& layout, Pass pass) {
+  std::array<double, kLinears> times{};
+  const std::array<Linear, kLinears> shapes = linears(x);
   const bool overlapped = layout.tp_comm_overlap && x.sequence_parallel;
-  const std::array<int, 4> taken = overlapped ? userbuffer_sms(pass) : std::array<int, 4>{};
-  for (std::size_t i = 0; i < 4; ++i) {
+  const std::array<int, kLinears> taken = overlapped ? userbuffer_sms(pass) : std::array<int, kLinears>{};
+  for (std::size_t i = 0; i < kLinears; ++i) {
+    if (!has_linear(x, i)) continue;
     times[i] = profile.gemm_time(linear_shape(x.tokens, shapes[i].inner, shapes[i].cols, pass), layout.precision,
                                  taken[i]);
   }
@@ -131,7 +149,8 @@ std::array<double, 4> linear_times(const LayerShape& x, const HardwareProfile& p
     // The experts' MLP GEMMs are grouped (Transformer Engine's GroupedLinear, Megatron's
     // TEGroupedMLP): one GEMM per local expert over the token copies routed to it, `routed` / groups
     // each, timed as one batched GEMM with the experts folded into the rows (each expert has its own
-    // weight, which the memory traffic counts).
+    // weight, which the memory traffic counts). Under expert tensor parallelism each is split etp
+    // ways (column-parallel in, row-parallel out) over the copies its ranks gathered.
     const double routed = x.routed / x.groups;
     for (std::size_t i = 2; i < 4; ++i) {
       GemmShape grouped = linear_shape(routed, shapes[i].inner, shapes[i].cols, pass);
@@ -152,39 +171,61 @@ double router_time(const LayerShape& x, const HardwareProfile& profile, std::str
 }
 
 // The token exchange of one pass under expert parallelism, dispatch before the experts and combine
-// after (their gradients in I), by --moe-dispatcher. The e ranks are consecutive (parallel_state.py
-// orders expert ranks tp, ep, dp, pp), so the group crosses nodes once it is larger than a node.
+// after (their gradients in I), by --moe-dispatcher. parallel_state.py orders expert ranks etp, ep,
+// dp, pp, so the e ranks of an expert-parallel group are etp apart and the group crosses nodes once
+// e x etp exceeds a node.
 // - alltoall (Megatron's MoEAlltoAllTokenDispatcher, token_dispatcher.py): two all-to-alls of the
-//   busiest rank's `routed` copies of h 16-bit values (all_to_all_time).
-// - allgather (MoEAllGatherTokenDispatcher): the ranks all-gather each other's tokens (T h each,
-//   gathered e T h), every rank picks its experts' copies, and a reduce-scatter returns the outputs.
+//   busiest rank's `sent` copies of h 16-bit values (all_to_all_time); under expert tensor
+//   parallelism the etp ranks then all-gather each other's received copies before the experts and
+//   reduce-scatter the outputs after (the dispatcher's gather and scatter over its tp_group).
+// - allgather (MoEAllGatherTokenDispatcher): the e x etp ranks all-gather each other's tokens (T h
+//   each), every rank picks its experts' copies, and a reduce-scatter returns the outputs.
 // - deepep (DeepEP, github.com/deepseek-ai/DeepEP, and NVIDIA's HybridEP behind Megatron's flex
 //   dispatcher; DeepSeek-V3 report, section 3.2.2): a token goes to each other node its experts sit
 //   on once, over the NIC of the GPU of its rail, and is fanned out there over NVLink. With its top_k
 //   experts spread evenly over the group's N nodes a token reaches (N - 1)(1 - (1 - 1/N)^k) other
 //   nodes on average (experts drawn with replacement: within a few percent while k is far below the
 //   experts); the copies' fan-out inside a node, (n - 1)/n of them, crosses NVLink meanwhile.
+// Expert tensor parallelism's all-gather of the received copies before the experts and reduce-scatter
+// of their outputs after (in I the conjugates, the same two): the etp ranks are consecutive
+// (parallel_state.py), so they share a node while etp fits in one.
+double expert_tensor_gathers(const LayerShape& x, const HardwareProfile& profile) {
+  if (x.etp <= 1) return 0;
+  const int etp = static_cast<int>(x.etp);
+  const double gathered = x.routed * x.hidden * kActivationBytes;
+  const bool inter = etp > profile.devices_per_node;
+  const int local = std::min(etp, profile.devices_per_node);
+  return collective_time(profile, Collective::kAllGather, gathered, etp, inter, local) +
+         collective_time(profile, Collective::kReduceScatter, gathered, etp, inter, local);
+}
+
 double expert_dispatch(const LayerShape& x, const HardwareProfile& profile) {
-  if (x.experts <= 0 || x.expert_parallel <= 1) return 0;
+  if (x.experts <= 0 || x.expert_parallel * x.etp <= 1) return 0;
   const int e = static_cast<int>(x.expert_parallel);
-  const bool inter = e > profile.devices_per_node;
-  const int per_node = std::min(e, profile.devices_per_node);
-  const double copies = x.routed * x.hidden * kActivationBytes;
+  const int etp = static_cast<int>(x.etp);
   if (x.dispatcher == "allgather") {
-    const double gathered = e * x.moe_tokens * x.hidden * kActivationBytes;
-    return collective_time(profile, Collective::kAllGather, gathered, e, inter, per_node) +
-           collective_time(profile, Collective::kReduceScatter, gathered, e, inter, per_node);
+    const int group = e * etp;
+    const double gathered = group * x.moe_tokens * x.hidden * kActivationBytes;
+    const bool across = group > profile.devices_per_node;
+    const int local = std::min(group, profile.devices_per_node);
+    return collective_time(profile, Collective::kAllGather, gathered, group, across, local) +
+           collective_time(profile, Collective::kReduceScatter, gathered, group, across, local);
   }
+  const double tensor_parallel = expert_tensor_gathers(x, profile);
+  if (e <= 1) return tensor_parallel;
+  const bool inter = e * etp > profile.devices_per_node;
+  const int per_node = std::min(e, std::max(1, profile.devices_per_node / etp));
+  const double copies = x.sent * x.hidden * kActivationBytes;
   if (x.dispatcher == "deepep" && inter) {
     const double nodes = static_cast<double>(e) / per_node;
     const double remote = (nodes - 1) * (1 - std::pow(1 - 1 / nodes, x.copies));
-    const double across = x.moe_tokens * x.hidden * kActivationBytes * remote * (x.routed / (x.moe_tokens * x.copies));
+    const double across = x.moe_tokens * x.hidden * kActivationBytes * remote * (x.sent / (x.moe_tokens * x.copies));
     const double nic = across / (profile.inter_node_bandwidth * profile.inter_link.at(across));
     const double nvlink =
         copies * (per_node - 1) / per_node / (profile.intra_node_bandwidth * profile.intra_link.at(copies));
-    return 2 * (profile.inter_node_latency + std::max(nic, nvlink));
+    return 2 * (profile.inter_node_latency + std::max(nic, nvlink)) + tensor_parallel;
   }
-  return 2 * collective_time(profile, Collective::kAllToAll, copies, e, inter, per_node);
+  return 2 * collective_time(profile, Collective::kAllToAll, copies, e, inter, per_node) + tensor_parallel;
 }
 
 // The MoE layer's routing and token shuffling, memory-bound, per pass (Megatron's token
@@ -226,16 +267,21 @@ double fp8_casts(const LayerShape& x, const HardwareProfile& profile, const Trai
   constexpr double kCastTransposeBytes = 2 + 1 + 1;
   double seconds = 0;
   // F casts each input (T x inner, gathered under sequence parallelism), I each output gradient.
-  const std::array<Linear, 4> shapes = linears(x);
-  for (std::size_t i = 0; i < 4; ++i) {
-    const double tokens = i >= 2 ? x.routed : x.tokens;  // the experts see the routed copies
+  const std::array<Linear, kLinears> shapes = linears(x);
+  for (std::size_t i = 0; i < kLinears; ++i) {
+    if (!has_linear(x, i)) continue;
+    const double tokens = i == 2 || i == 3 ? x.routed : x.tokens;  // the experts see the routed copies
     seconds += profile.memory_time(kCastTransposeBytes * tokens * (backward ? shapes[i].cols : shapes[i].inner));
   }
   return seconds;
 }
 
-// The four weight GEMMs of a layer in one pass; F, I and W each run them once (transposed for I and W).
-double sum(const std::array<double, 4>& times) { return times[0] + times[1] + times[2] + times[3]; }
+// The weight GEMMs of a layer in one pass; F, I and W each run them once (transposed for I and W).
+double sum(const std::array<double, kLinears>& times) {
+  double total = 0;
+  for (const double time : times) total += time;
+  return total;
+}
 
 // FLOPs of one attention product (scores or context) over all of this rank's heads: 2 s^2 d per
 // head per sequence, b * a/t heads, a * d = q (h unless the model sets a wider head_dim): 2 b s^2 q / t.
@@ -285,13 +331,23 @@ double softmax_backward(const LayerShape& x, const HardwareProfile& profile) {
   return x.flash ? 0 : profile.memory_time(3 * kActivationBytes * score_elements(x));
 }
 
+// The MLP's activation function of one pass (F or I): GELU reads and writes its input, SwiGLU reads
+// gate and up and writes their product; the backward reads one more and writes the gradients. An
+// MoE layer's runs over the routed copies at the expert width, and over every token at the shared
+// experts' width / t.
+double mlp_activation_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
+  const double passes = x.gated ? (backward ? 5 : 3) : (backward ? 3 : 2);
+  double seconds = profile.memory_time(passes * x.routed * x.ffn / x.mlp_t * kActivationBytes);
+  if (x.shared > 0) seconds += profile.memory_time(passes * x.tokens * x.shared / x.t * kActivationBytes);
+  return seconds;
+}
+
 // Norms, residual adds, the activation function and rotary embeddings of one pass (F or I).
 double layer_memory_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
   const double r = x.replicated * kActivationBytes;
-  const double mlp = x.routed * x.ffn / x.mlp_t * kActivationBytes;
   double seconds = 2 * profile.memory_time((backward ? 3 : 2) * r)  // two norms
                    + 2 * profile.memory_time(3 * r);                // two residual adds
-  seconds += profile.memory_time((x.gated ? (backward ? 5 : 3) : (backward ? 3 : 2)) * mlp);
+  seconds += mlp_activation_kernels(x, profile, backward);
   if (x.rotary) seconds += profile.memory_time(2 * x.tokens * (x.queries + x.kv) / x.t * kActivationBytes);
   // Qwen3's RMSNorm of every head's queries and keys, before the rotary embedding: read and write
   // them in F, read them and their gradient and write the gradient in I.
@@ -317,7 +373,7 @@ double attention_dropout(const LayerShape& x, const HardwareProfile& profile) {
 // pairs under sequence parallelism. `gemms` are the pass's linear GEMM times (linear_times), which
 // overlapped collectives hide behind.
 double layer_collectives(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout,
-                         bool backward, const std::array<double, 4>& gemms) {
+                         bool backward, const std::array<double, kLinears>& gemms) {
   if (layout.tensor_parallel <= 1) return 0;
   const double bytes = x.tokens * x.hidden * kActivationBytes;
   const bool inter = tensor_parallel_crosses_nodes(profile, layout);
@@ -333,17 +389,20 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
     // F: all-gathers before QKV and MLP-in, reduce-scatters after the attention output and MLP-out.
     // I runs the conjugates: a reduce-scatter after the QKV and MLP-in input gradients, an
     // all-gather of dY before the attention-output and MLP-out ones.
-    const double forward_pairs[] = {gather, scatter, gather, scatter};
-    const double backward_pairs[] = {scatter, gather, scatter, gather};
+    const double forward_pairs[] = {gather, scatter, gather, scatter, gather, scatter};
+    const double backward_pairs[] = {scatter, gather, scatter, gather, scatter, gather};
     const double* collectives = backward ? backward_pairs : forward_pairs;
-    // An MoE layer has only the attention's pair: its experts take the sequence shard as it is and
-    // hand back a shard (expert tensor parallelism 1), so nothing is gathered or scattered around them.
-    const std::size_t linears = x.moe ? 2 : 4;
+    // An MoE layer has the attention's pair and its shared experts': the routed experts take the
+    // sequence shard as it is and hand back a shard, so the tensor-parallel group gathers nothing
+    // around them (the dispatcher moves their tokens).
     double exposed = 0;
-    for (std::size_t i = 0; i < linears; ++i) exposed += std::max(0.0, collectives[i] - gemms[i]);
+    for (std::size_t i = 0; i < kLinears; ++i) {
+      const bool routed_experts = x.moe && (i == 2 || i == 3);
+      if (has_linear(x, i) && !routed_experts) exposed += std::max(0.0, collectives[i] - gemms[i]);
+    }
     return exposed;
   }
-  const double pairs = x.moe ? 1 : 2;
+  const double pairs = x.moe ? (x.shared > 0 ? 2 : 1) : 2;
   if (x.sequence_parallel) {
     return pairs * (collective_time(profile, Collective::kReduceScatter, bytes, t, inter, per_node) +
                     collective_time(profile, Collective::kAllGather, bytes, t, inter, per_node));
@@ -360,6 +419,7 @@ PassTime& PassTime::operator+=(const PassTime& other) {
   collective += other.collective;
   recompute += other.recompute;
   dispatch += other.dispatch;
+  experts += other.experts;
   return *this;
 }
 
@@ -378,6 +438,7 @@ PassTimes PassTimes::scaled(double factor) const {
     pass.collective *= factor;
     pass.recompute *= factor;
     pass.dispatch *= factor;
+    pass.experts *= factor;
     return pass;
   };
   return PassTimes{scale(forward), scale(input_grad), scale(weight_grad)};
@@ -452,13 +513,16 @@ namespace {
 // issued asynchronously beside the same linear's input-gradient GEMM: only what that GEMM does not
 // cover is paid.
 double sequence_parallel_backward_gathers(const LayerShape& x, const HardwareProfile& profile,
-                                          const TrainingLayout& layout, const std::array<double, 4>& dgrads) {
+                                          const TrainingLayout& layout, const std::array<double, kLinears>& dgrads) {
   if (!x.sequence_parallel || layout.tensor_parallel <= 1) return 0;
   const double gather = collective_time(profile, Collective::kAllGather, x.tokens * x.hidden * kActivationBytes,
                                         layout.tensor_parallel, tensor_parallel_crosses_nodes(profile, layout),
                                         tensor_parallel_ranks_per_node(profile, layout));
-  // The QKV and MLP-in input-gradient GEMMs hide the gathers; an MoE layer's experts need none.
-  return std::max(0.0, gather - dgrads[0]) + (x.moe ? 0 : std::max(0.0, gather - dgrads[2]));
+  // The QKV and MLP-in input-gradient GEMMs hide the gathers; an MoE layer's routed experts need
+  // none, its shared experts one, hidden by their own.
+  const double mlp = x.moe ? (x.shared > 0 ? std::max(0.0, gather - dgrads[kSharedIn]) : 0)
+                           : std::max(0.0, gather - dgrads[2]);
+  return std::max(0.0, gather - dgrads[0]) + mlp;
 }
 
 }  // namespace
@@ -469,8 +533,8 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
   const std::string_view router_precision = non_linear_precision(layout);
   PassTimes times;
   // Each pass's four linear GEMMs, timed once: their sum and the collectives they hide use them.
-  const std::array<double, 4> forward_gemms = linear_times(x, profile, layout, Pass::kForward);
-  const std::array<double, 4> input_grad_gemms = linear_times(x, profile, layout, Pass::kInputGrad);
+  const std::array<double, kLinears> forward_gemms = linear_times(x, profile, layout, Pass::kForward);
+  const std::array<double, kLinears> input_grad_gemms = linear_times(x, profile, layout, Pass::kInputGrad);
   times.forward.gemm = sum(forward_gemms) + router_time(x, profile, router_precision, Pass::kForward);
   times.forward.attention = attention_forward(x, profile, layout);
   times.forward.memory = layer_memory_kernels(x, profile, false) + softmax_forward(x, profile) +
@@ -499,8 +563,15 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
       break;
   }
 
-  times.weight_grad.gemm =
-      sum(linear_times(x, profile, layout, Pass::kWeightGrad)) + router_time(x, profile, router_precision, Pass::kWeightGrad);
+  const std::array<double, kLinears> weight_grad_gemms = linear_times(x, profile, layout, Pass::kWeightGrad);
+  times.weight_grad.gemm = sum(weight_grad_gemms) + router_time(x, profile, router_precision, Pass::kWeightGrad);
+  if (moe) {
+    // The expert side: the MLP linears (routed, then shared) and their activation function.
+    auto experts = [](const std::array<double, kLinears>& gemms) { return gemms[2] + gemms[3] + gemms[4] + gemms[5]; };
+    times.forward.experts = experts(forward_gemms) + mlp_activation_kernels(x, profile, false);
+    times.input_grad.experts = experts(input_grad_gemms) + mlp_activation_kernels(x, profile, true);
+    times.weight_grad.experts = experts(weight_grad_gemms);
+  }
   return times;
 }
 

@@ -43,6 +43,10 @@ struct PassTime {
   double collective = 0;  // tensor-parallel all-reduce / reduce-scatter / all-gather
   double recompute = 0;   // forward work re-run in the backward (I only)
   double dispatch = 0;    // an MoE layer's token dispatch and combine under expert parallelism
+  // Of the fields above, what an MoE layer spends between its dispatch and its combine: the routed
+  // and shared experts' GEMMs and their activation function. Not a further term of total(): the
+  // overlapped schedules' per-layer pairing (TransformerCostModel::overlap_time) needs it apart.
+  double experts = 0;
 
   double total() const { return gemm + attention + memory + collective + recompute + dispatch; }
   PassTime& operator+=(const PassTime& other);

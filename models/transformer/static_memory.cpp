@@ -20,17 +20,21 @@ double gradient_bytes(const TrainingLayout& layout) {
   return grad_reduce_dtype(layout) == "fp32" ? kGradientBytes : 2;
 }
 
-double stage_expert_parameter_count(const Architecture& arch, const StageContents& stage, int expert_parallel) {
+double stage_expert_parameter_count(const Architecture& arch, const StageContents& stage, int expert_shards) {
   return moe_layers_in(arch, stage.first_layer, stage.layers) * static_cast<double>(expert_parameter_count(arch)) /
-         std::max(1, expert_parallel);
+         std::max(1, expert_shards);
+}
+
+int expert_model_shards(const TrainingLayout& layout) {
+  return std::max(1, layout.expert_parallel) * std::max(1, layout.expert_tensor_parallel);
 }
 
 int expert_data_parallel(const TrainingLayout& layout) {
-  return std::max(1, layout.tensor_parallel * layout.data_parallel / std::max(1, layout.expert_parallel));
+  return std::max(1, layout.tensor_parallel * layout.data_parallel / expert_model_shards(layout));
 }
 
 double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
-                             bool single_stage, int expert_parallel) {
+                             bool single_stage, int expert_shards) {
   const double t = tensor_parallel;
   const double h = static_cast<double>(arch.hidden);
   const double table = static_cast<double>(arch.vocab) * h / t;
@@ -38,7 +42,7 @@ double stage_parameter_count(const Architecture& arch, const StageContents& stag
   // An MoE layer without its routed experts, then this rank's share of them.
   const double moe_layer = static_cast<double>(moe_layer_parameter_count(arch) - expert_parameter_count(arch));
   double count = ((stage.layers - experts) * static_cast<double>(layer_parameter_count(arch)) + experts * moe_layer) / t +
-                 stage_expert_parameter_count(arch, stage, expert_parallel);
+                 stage_expert_parameter_count(arch, stage, expert_shards);
   if (stage.embedding) count += table + static_cast<double>(arch.learned_positions) * h;
   if (stage.lm_head) {
     count += arch.norm == Architecture::kLayerNorm ? 2 * h : h;
@@ -61,12 +65,13 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
   for (std::size_t s = 0; s < plan.stages.size(); ++s) {
     StaticMemory& device = memory[static_cast<std::size_t>(stage_device[s])];
     device.parameter_count +=
-        stage_parameter_count(arch, plan.stages[s], layout.tensor_parallel, single_stage, layout.expert_parallel);
-    device.expert_parameter_count += stage_expert_parameter_count(arch, plan.stages[s], layout.expert_parallel);
+        stage_parameter_count(arch, plan.stages[s], layout.tensor_parallel, single_stage, expert_model_shards(layout));
+    device.expert_parameter_count += stage_expert_parameter_count(arch, plan.stages[s], expert_model_shards(layout));
   }
   if (layout.precision == "fp8") {
     const double dense = layer_linear_weight_count(arch, false, layout.tensor_parallel, layout.expert_parallel);
-    const double moe = layer_linear_weight_count(arch, true, layout.tensor_parallel, layout.expert_parallel);
+    const double moe = layer_linear_weight_count(arch, true, layout.tensor_parallel, layout.expert_parallel,
+                                                 layout.expert_tensor_parallel);
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
       const StageContents& stage = plan.stages[s];
       const int experts = moe_layers_in(arch, stage.first_layer, stage.layers);

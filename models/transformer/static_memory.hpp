@@ -66,14 +66,19 @@ struct StaticMemory {
 // norm and the LM head on the last. A tied LM head on a pipeline of more than one stage is a second
 // copy of the embedding, as Megatron-LM keeps it (its gradient is summed across the two stages).
 // Norm weights and biases are split t ways too (they are replicated in practice, a rounding error).
-// Under expert parallelism over `expert_parallel` ranks an MoE layer holds experts / e of its experts.
+// Under expert parallelism an MoE layer holds 1 / `expert_shards` of its routed experts' weights
+// (experts / e of them, each split over etp ranks: expert_model_shards).
 double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
-                             bool single_stage, int expert_parallel = 1);
+                             bool single_stage, int expert_shards = 1);
 // Of those, the routed experts' parameters.
-double stage_expert_parameter_count(const Architecture& arch, const StageContents& stage, int expert_parallel = 1);
+double stage_expert_parameter_count(const Architecture& arch, const StageContents& stage, int expert_shards = 1);
+
+// The ranks one routed expert layer's weights split over: e x etp (Megatron's expert model-parallel
+// group, expert_tensor_and_model_parallel in parallel_state.py).
+int expert_model_shards(const TrainingLayout& layout);
 
 // The ranks an expert gradient is reduced over and its optimizer state sharded over: the expert
-// data-parallel group, t d / e (expert tensor parallelism 1), d for a dense model.
+// data-parallel group, t d / (e etp), d for a dense model.
 int expert_data_parallel(const TrainingLayout& layout);
 
 // The share of a device's parameters that are FP8 parameters: its linear weights under

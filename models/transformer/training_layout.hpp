@@ -25,9 +25,11 @@ struct TrainingLayout {
   // tokens reach them by all-to-all; the expert gradients reduce over the d / e ranks left (the
   // expert data-parallel group, megatron/core/parallel_state.py). 1: every expert on every rank.
   int expert_parallel = 1;
-  // --expert-tensor-parallel: each expert's split over tensor-parallel ranks. Only 1 is modelled:
-  // experts whole on their rank, which routes its sequence-parallel shard (Megatron-Bridge's MoE
-  // recipes set 1; Megatron-LM's own default, t, is refused until it is modelled).
+  // --expert-tensor-parallel: each expert split over this many ranks (Megatron's MoE parallel
+  // folding: ETP x EP ranks per expert group, independent of t). The ETP ranks all-gather each
+  // other's routed copies after the all-to-all, run column- and row-parallel expert GEMMs, and
+  // reduce-scatter the outputs (token_dispatcher.py). 1 by default, as Megatron-Bridge's MoE recipes
+  // set it; Megatron-LM defaults it to t when the flag is absent.
   int expert_tensor_parallel = 1;
   // --moe-dispatcher: how tokens reach their experts under expert parallelism (pass_costs.cpp,
   // expert_dispatch_time): "alltoall" (Megatron-LM's MoEAlltoAllTokenDispatcher, NCCL all-to-all,
@@ -91,7 +93,8 @@ struct TrainingLayout {
   std::int64_t tokens_per_microbatch() const { return seq * micro_batch; }
   ActivationLayout activation_layout() const {
     return ActivationLayout{seq,       micro_batch,     tensor_parallel,    sequence_parallel,
-                            recompute, flash_attention, precision == "fp8", moe_imbalance};
+                            recompute, flash_attention, precision == "fp8", moe_imbalance,
+                            expert_tensor_parallel};
   }
 };
 

@@ -80,6 +80,7 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
   };
   const LayerKind dense = kind(false);
   const LayerKind moe = has_experts(arch) ? kind(true) : dense;
+  moe_layer_ = moe.times;
   // The engine's one stash fraction (for peak_stashed in micro-batch units): the whole model's.
   const double moe_layers = moe_layer_count(arch);
   const double dense_layers = arch.layers - moe_layers;
@@ -97,6 +98,7 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
     costs.contents = contents;
     const int experts = moe_layers_in(arch, contents.first_layer, contents.layers);
     const int plain = contents.layers - experts;
+    moe_layers_.push_back(experts);
     costs.times = dense.times.scaled(plain);
     if (experts > 0) costs.times += moe.times.scaled(experts);
     costs.activation_bytes = plain * dense.stash + experts * moe.stash;
@@ -129,24 +131,53 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
 // channels (kDataParallelCollectiveSms).
 constexpr int kDeepEpSms = 20;
 
+namespace {
+
+// The backward half of a pair: I, I and W (a full B), or W alone.
+PassTime backward_half(const PassTimes& times, Op op) {
+  if (op == Op::kBackwardWeight) return times.weight_grad;
+  PassTime half = times.input_grad;
+  if (op == Op::kBackward) half += times.weight_grad;
+  return half;
+}
+
+}  // namespace
+
+// The pair runs as Megatron's combined step does (megatron/core/models/common/
+// model_chunk_schedule_plan.py, TransformerModelChunkSchedulePlan.run; DeepSeek-V3 report, 3.2.1 and
+// Figure 4): the forward's MoE layer i beside the backward's layer n-1-i, four phases each, the
+// compute stream running one half's module while the communication stream moves the other's tokens:
+//   F's attention (and router, permute)   beside  B's combine all-to-all (its gradient)
+//   B's experts                           beside  F's dispatch all-to-all
+//   F's experts                           beside  B's dispatch all-to-all
+//   B's attention                         beside  F's combine all-to-all
+// Each phase ends when both streams have (CUDA events join them), so a pair of layers takes the sum
+// of four maxima, not the longer of two whole streams. The compute of a phase is slowed by the SMs
+// the all-to-all takes while it runs: DeepEP's 20, NCCL's as a data-parallel collective's
+// channels. Dense layers, the embedding, the LM head and MoE layers without a partner run alone.
 double TransformerCostModel::overlap_time(int forward_stage, Op backward_op, int backward_stage) const {
-  const PassTimes& forward = stages_[static_cast<std::size_t>(forward_stage)].times;
-  const PassTimes& backward = stages_[static_cast<std::size_t>(backward_stage)].times;
-  PassTime b = backward.input_grad;
-  if (backward_op == Op::kBackward) b += backward.weight_grad;
-  if (backward_op == Op::kBackwardWeight) b = backward.weight_grad;
-  const PassTime& f = forward.forward;
-  const double communication = f.dispatch + b.dispatch;
-  if (communication <= 0) return CostModel::overlap_time(forward_stage, backward_op, backward_stage);
-  double compute = f.total() + b.total() - communication;
-  // The two streams interleave layer by layer (F's attention beside B's combine, F's dispatch beside
-  // B's experts, and so on), which at best hides the shorter stream entirely behind the longer.
-  const GemmModel& gemm = setup_.hardware.gemm_model;
-  if (gemm.sm_count > 0) {
-    const int sms = setup_.layout.moe_dispatcher == "deepep" ? kDeepEpSms : kDataParallelCollectiveSms;
-    compute += std::min(compute, communication) * std::min(sms, gemm.sm_count / 2) / gemm.sm_count;
+  const PassTime f = stages_[static_cast<std::size_t>(forward_stage)].times.forward;
+  const PassTime b = backward_half(stages_[static_cast<std::size_t>(backward_stage)].times, backward_op);
+  const int pairs = std::min(moe_layers_[static_cast<std::size_t>(forward_stage)],
+                             moe_layers_[static_cast<std::size_t>(backward_stage)]);
+  const PassTime layer_f = moe_layer_.forward;
+  const PassTime layer_b = backward_half(moe_layer_, backward_op);
+  if (pairs == 0 || layer_f.dispatch + layer_b.dispatch <= 0) {
+    return CostModel::overlap_time(forward_stage, backward_op, backward_stage);
   }
-  return std::max(compute, communication);
+  const GemmModel& gemm = setup_.hardware.gemm_model;
+  const int sms = setup_.layout.moe_dispatcher == "deepep" ? kDeepEpSms : kDataParallelCollectiveSms;
+  const double taken = gemm.sm_count > 0 ? static_cast<double>(std::min(sms, gemm.sm_count / 2)) / gemm.sm_count : 0;
+  auto phase = [taken](double compute, double communication) {
+    return std::max(compute + std::min(compute, communication) * taken, communication);
+  };
+  // Dispatch and combine move the same copies: half of a pass's token traffic each.
+  const double f_attention = layer_f.total() - layer_f.dispatch - layer_f.experts;
+  const double b_attention = layer_b.total() - layer_b.dispatch - layer_b.experts;
+  const double paired = phase(f_attention, layer_b.dispatch / 2) + phase(layer_b.experts, layer_f.dispatch / 2) +
+                        phase(layer_f.experts, layer_b.dispatch / 2) + phase(b_attention, layer_f.dispatch / 2);
+  const double alone = f.total() + b.total() - pairs * (layer_f.total() + layer_b.total());
+  return pairs * paired + alone;
 }
 
 ShardingCosts TransformerCostModel::sharding(int stage) const {

@@ -50,9 +50,8 @@ class TransformerCostModel final : public CostModel {
   // With layout.fsdp, each stage's FSDP2 collectives and buffers (fully_sharded.hpp); none otherwise.
   ShardingCosts sharding(int stage) const override;
   // An overlapped forward and backward (DualPipe's overlapped_forward_backward, torch's OVERLAP_F_B,
-  // Megatron's combined 1F1B): each half's MoE token dispatch runs on a communication stream beside
-  // the other half's compute, so the pair takes the longer of the two streams, the compute slowed by
-  // the SMs the dispatch takes while it runs (transformer_cost_model.cpp). A dense model has nothing
+  // Megatron's combined 1F1B): layer by layer, each half's MoE all-to-alls run on a communication
+  // stream beside the other half's compute (transformer_cost_model.cpp). A dense model has nothing
   // to hide: the sum of the halves.
   double overlap_time(int forward_stage, Op backward_op, int backward_stage) const override;
 
@@ -69,6 +68,8 @@ class TransformerCostModel final : public CostModel {
   std::vector<int> stage_device_;
   int pipelines_ = 1;
   std::vector<TransformerStageCosts> stages_;
+  PassTimes moe_layer_;          // one MoE layer's passes (overlap_time pairs them layer by layer)
+  std::vector<int> moe_layers_;  // MoE layers per stage
   std::vector<StaticMemory> static_memory_;
   std::vector<ShardingCosts> sharding_;  // per stage, with layout.fsdp
   double message_bytes_ = 0;
