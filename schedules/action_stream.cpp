@@ -10,6 +10,7 @@ Program collect_program(const ScheduleStreams& streams) {
   program.num_devices = streams.params.p;
   program.num_microbatches = streams.num_microbatches();
   program.num_pipelines = streams.num_pipelines;
+  program.layerwise_pairs = streams.layerwise_pairs;
   program.stage_device = streams.stage_device;
   program.actions.resize(static_cast<std::size_t>(streams.params.p));
   for (int d = 0; d < streams.params.p; ++d) {

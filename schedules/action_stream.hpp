@@ -112,6 +112,7 @@ struct ScheduleStreams {
   // Whether its lists hold overlapped pairs (Action::fused_with_next): the engine's trusted loop
   // tests for them at every op only when they may come (a registry test holds every schedule to it).
   bool overlapped_pairs = false;
+  bool layerwise_pairs = false;  // Program::layerwise_pairs
   // Program::num_pipelines: two for DualPipe, whose m micro-batches split over its two directions.
   int num_pipelines = 1;
 

@@ -145,6 +145,7 @@ std::optional<std::string> check_combined_one_f_one_b(const ScheduleParams& para
 ScheduleStreams combined_one_f_one_b_streams(const ScheduleParams& params) {
   ScheduleStreams streams{params, loop_stage_mapping(params.p, params.v), combined_one_f_one_b_device};
   streams.overlapped_pairs = true;
+  streams.layerwise_pairs = true;
   return streams;
 }
 

@@ -43,6 +43,13 @@ struct Program {
   // two pipelines carries twice as many (microbatches_per_step).
   int num_microbatches = 0;
   int num_pipelines = 1;
+  // How an overlapped pair holds memory. false: its forward's stash is allocated when the pair starts
+  // and its backward's freed when it ends, as torch's runtime runs OVERLAP_F_B's halves one after the
+  // other and DualPipe's memory table counts it (PP + 1 stashes). true: the halves interleave layer
+  // by layer, the backward freeing each layer as the forward fills one (Megatron's combined 1F1B,
+  // model_chunk_schedule_plan.py), so the pair frees the backward's stash before it adds the
+  // forward's.
+  bool layerwise_pairs = false;
   std::vector<int> stage_device;             // stage -> device that computes it
   std::vector<std::vector<Action>> actions;  // device -> actions in execution order
   // torch's lowered format: device -> its communication and FSDP actions in order, each before the

@@ -275,6 +275,7 @@ ScheduleFileParse build_program(const ScheduleCells& cells, const DeclaredShape&
   }
   program.num_microbatches = static_cast<int>(m);
   program.num_pipelines = declared.num_pipelines.value_or(1);
+  program.layerwise_pairs = declared.layerwise_pairs;
   return result;
 }
 
@@ -334,6 +335,7 @@ std::string write_schedule_json(const Program& program) {
   }
   text += "],\n  \"microbatches\": " + std::to_string(program.num_microbatches) + ",\n";
   if (program.num_pipelines != 1) text += "  \"pipelines\": " + std::to_string(program.num_pipelines) + ",\n";
+  if (program.layerwise_pairs) text += "  \"layerwise_pairs\": true,\n";
   text += "  \"actions\": [";
   for (std::size_t d = 0; d < program.actions.size(); ++d) {
     text += d == 0 ? "\n    [" : ",\n    [";

@@ -133,6 +133,7 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
 
 void Engine::prepare(const Program& program, const CostModel& costs, const EngineOptions& options) {
   program_ = &program;
+  layerwise_pairs_ = program.layerwise_pairs;
   prepare_common(program.num_devices, program.num_microbatches, program.stage_device, program.num_pipelines, costs,
                  options);
   const int stages = program.num_stages();
@@ -477,7 +478,10 @@ void Engine::start_if_ready(int device) {
   if (!sharding_.empty()) [[unlikely]] start = std::max(start, parameters_ready(action, partner));
   const double end = start + cost;
   while (state.next_mark_pc <= last) note_marks(device, state.next_mark_pc, start, end);
-  if (action.op == Op::kForward) memory_[index(device)].on_forward(stage.activation_bytes);
+  // A layer-by-layer pair adds its forward's stash once its backward's is freed (finish_op).
+  if (action.op == Op::kForward && !(partner != nullptr && layerwise_pairs_)) {
+    memory_[index(device)].on_forward(stage.activation_bytes);
+  }
   if (!sharding_.empty()) [[unlikely]] hold_gradients(device, action, partner);
   if (options_.record_timeline && (action.op == Op::kForward || !sharding_.empty())) record_memory(device, start);
   if (options_.record_timeline) record_span(device, action, partner, start, end);
@@ -619,6 +623,10 @@ inline void Engine::finish_op(double time, int device) {
   if (action.fused_with_next) [[unlikely]] {
     partner_consumer = complete(state.actions[state.pc + 1], time, device, released, deferred);
     advance = 2;
+    if (layerwise_pairs_ && action.op == Op::kForward) {
+      memory_[index(device)].on_forward(stages_[index(action.stage)].activation_bytes);
+      if (options_.record_timeline) record_memory(device, time);
+    }
   }
   state.pc += advance;
   state.running = false;

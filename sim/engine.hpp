@@ -357,6 +357,7 @@ class Engine {
   static constexpr std::uint8_t kBackwardSendDeferred = 8;
 
   const Program* program_ = nullptr;
+  bool layerwise_pairs_ = false;  // Program::layerwise_pairs of the run
   const CostModel* costs_ = nullptr;  // for overlapped pairs, whose time depends on both halves
   EngineOptions options_;
   int m_ = 0;

@@ -498,7 +498,8 @@ bool Engine::run_pair(Feed& feed, int device) {
   const double cost = costs_->overlap_time(first.stage, second.op, second.stage);
   const double start = std::max(state.free_at, ready);
   const double end = start + cost;
-  if (first.op == Op::kForward) memory_[index_of(device)].on_forward(first_stage.activation_bytes);
+  const bool allocate_first = first.op == Op::kForward && !layerwise_pairs_;
+  if (allocate_first) memory_[index_of(device)].on_forward(first_stage.activation_bytes);
   note_position(state, first, start, end, cost);
   note_position(state, second, start, end, 0.0);
   double released = end;
@@ -507,6 +508,8 @@ bool Engine::run_pair(Feed& feed, int device) {
   // p, whose B is the partner), moving its slot.
   if (second_slot != nullptr) second_slot = find_slot(second_stage, second.microbatch);
   complete_op<Feed::kTrusted>(device, second, second_stage, second_slot, end, released);
+  // Layer by layer, the backward has freed its stash as the forward filled its own.
+  if (first.op == Op::kForward && layerwise_pairs_) memory_[index_of(device)].on_forward(first_stage.activation_bytes);
   state.free_at = options_.comm == CommMode::kOverlap ? end : released;
   state.cur += 2;
   return true;
@@ -647,6 +650,7 @@ void Engine::count_trusted_messages() {
 
 SimulationOutcome Engine::run_sweep(const Program& program, const CostModel& costs, const EngineOptions& options) {
   program_ = &program;
+  layerwise_pairs_ = program.layerwise_pairs;
   prepare_common(program.num_devices, program.num_microbatches, program.stage_device, program.num_pipelines, costs,
                  options);
   ProgramFeed feed{program};
@@ -663,6 +667,7 @@ SimulationOutcome Engine::run(const ScheduleStreams& streams, const CostModel& c
     return run(stored_, costs, options);
   }
   program_ = nullptr;
+  layerwise_pairs_ = streams.layerwise_pairs;
   prepare_common(streams.params.p, streams.num_microbatches(), streams.stage_device, streams.num_pipelines, costs,
                  options);
   if (readers_.size() < index_of(streams.params.p)) readers_.resize(index_of(streams.params.p));

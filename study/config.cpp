@@ -21,7 +21,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 66> kSettings = {{
+constexpr std::array<SettingInfo, 67> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -77,6 +77,9 @@ constexpr std::array<SettingInfo, 66> kSettings = {{
      "tokens the busiest expert rank receives over the balanced share, >= 1 (default 1: balanced)"},
     {"sequence-parallel", "--sequence-parallel", "", "shard the norms and residuals over the sequence (t > 1)"},
     {"recompute", "--recompute", "MODE", "activation recomputation: none (default), selective or full"},
+    {"recompute-modules", "--recompute-modules", "LIST",
+     "what selective recomputation re-runs, Megatron-LM's names: core_attn (its default), layernorm, moe_act; "
+     "implies --recompute selective"},
     {"flash-attention", "--flash-attention", "", "fused attention without s x s tensors (default; --no-flash-attention)"},
     {"distributed-optimizer", "--distributed-optimizer", "", "shard master weights and Adam state over d (ZeRO-1)"},
     {"fsdp", "--fsdp", "",
@@ -319,6 +322,37 @@ double fraction_from_text(std::string_view text, const std::string& source) {
   return fraction_from_number(number_from_text(text, source, "a number between 0 and 1"), source);
 }
 
+RecomputeModules recompute_modules_from_text(std::string_view text, const std::string& source) {
+  RecomputeModules modules{.core_attn = false};
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view name = text.substr(start, comma - start);
+    if (name == "core_attn") {
+      modules.core_attn = true;
+    } else if (name == "layernorm") {
+      modules.layernorm = true;
+    } else if (name == "moe_act") {
+      modules.moe_act = true;
+    } else if (name == "mlp" || name == "moe" || name == "mla_up_proj" || name == "shared_experts") {
+      fail(source, quote(name) + " is Megatron-LM's but not modelled yet; give core_attn, layernorm or moe_act");
+    } else {
+      fail(source, "must be a comma-separated list of core_attn, layernorm and moe_act, got " + quote(text));
+    }
+    start = comma + 1;
+  }
+  return modules;
+}
+
+std::string recompute_modules_text(const RecomputeModules& modules) {
+  std::string text;
+  for (const auto& [on, name] : {std::pair{modules.core_attn, "core_attn"}, std::pair{modules.layernorm, "layernorm"},
+                                 std::pair{modules.moe_act, "moe_act"}}) {
+    if (on) text += (text.empty() ? "" : ",") + std::string(name);
+  }
+  return text;
+}
+
 Recompute recompute_from_text(std::string_view text, const std::string& source) {
   if (text == "none") return Recompute::kNone;
   if (text == "selective") return Recompute::kSelective;
@@ -462,6 +496,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.sequence_parallel = bool_from_text(text, source);
   else if (key == "recompute")
     scenario.layout.recompute = recompute_from_text(text, source);
+  else if (key == "recompute-modules")
+    scenario.layout.recompute_modules = recompute_modules_from_text(text, source);
   else if (key == "flash-attention")
     scenario.layout.flash_attention = bool_from_text(text, source);
   else if (key == "distributed-optimizer")
@@ -660,6 +696,9 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["moe-imbalance"] = layout.moe_imbalance;
     out["sequence-parallel"] = layout.sequence_parallel;
     out["recompute"] = recompute_name(layout.recompute);
+    if (layout.recompute_modules != RecomputeModules{}) {
+      out["recompute-modules"] = recompute_modules_text(layout.recompute_modules);
+    }
     out["flash-attention"] = layout.flash_attention;
     out["distributed-optimizer"] = layout.distributed_optimizer;
     out["fsdp"] = layout.fsdp;

@@ -35,10 +35,11 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
   std::string rows_path = "$";
   if (document.is_object()) {
     for (const auto& [key, value] : document.items()) {
-      if (key != "actions" && key != "stage_device" && key != "microbatches" && key != "pipelines") {
+      if (key != "actions" && key != "stage_device" && key != "microbatches" && key != "pipelines" &&
+          key != "layerwise_pairs") {
         throw InputError(path + ": $." + excerpt(key) +
-                         ": unknown key (a schedule has \"actions\", \"stage_device\", \"microbatches\" and "
-                         "\"pipelines\")");
+                         ": unknown key (a schedule has \"actions\", \"stage_device\", \"microbatches\", "
+                         "\"pipelines\" and \"layerwise_pairs\")");
       }
     }
     if (!document.contains("actions")) throw InputError(path + ": $.actions: missing (one list of actions per device)");
@@ -64,6 +65,13 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
     }
     if (document.contains("microbatches")) declared.num_microbatches = count(document["microbatches"], "$.microbatches", 1);
     if (document.contains("pipelines")) declared.num_pipelines = count(document["pipelines"], "$.pipelines", 1);
+    if (document.contains("layerwise_pairs")) {
+      const nlohmann::json& layerwise = document["layerwise_pairs"];
+      if (!layerwise.is_boolean()) {
+        throw InputError(path + ": $.layerwise_pairs: must be true or false, got " + json_excerpt(layerwise));
+      }
+      declared.layerwise_pairs = layerwise.get<bool>();
+    }
   }
   if (!rows->is_array()) throw InputError(path + ": " + rows_path + ": must be a list of rows, one per device");
   ScheduleCells cells;
@@ -151,6 +159,11 @@ std::string export_schedule(const Scenario& given, bool lowered) {
     throw InputError(scenario.source_of("format") + ": " + std::string(info.name) + " runs " +
                      std::to_string(program.num_pipelines) +
                       " pipelines side by side, which torch's schedule CSV cannot say; write JSON (--format json or -o FILE.json)");
+  }
+  if (program.layerwise_pairs) {
+    throw InputError(scenario.source_of("format") + ": " + std::string(info.name) +
+                     "'s overlapped pairs interleave layer by layer, which torch's schedule CSV cannot say (torch runs "
+                     "OVERLAP_F_B's halves one after the other); write JSON (--format json or -o FILE.json)");
   }
   return write_schedule_csv(program);
 }

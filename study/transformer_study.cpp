@@ -126,6 +126,18 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
       }
     }
   }
+  if (scenario.sources.count("recompute-modules") > 0) {
+    // Megatron-LM reads --recompute-modules under selective granularity only.
+    if (scenario.sources.count("recompute") > 0 && layout.recompute != Recompute::kSelective) {
+      throw InputError(scenario.source_of("recompute-modules") + ": needs --recompute selective, got " +
+                       scenario.source_of("recompute") + " " + recompute_name(layout.recompute));
+    }
+    layout.recompute = Recompute::kSelective;
+    if (layout.recompute_modules.moe_act && !has_experts(arch)) {
+      throw InputError(scenario.source_of("recompute-modules") + ": moe_act needs a mixture-of-experts model; " +
+                       arch.name + " is dense");
+    }
+  }
   const int e = layout.expert_parallel;
   auto refuse_e = [&](const std::string& why) { throw InputError(scenario.source_of("e") + ": " + why); };
   if (e > 1 && !has_experts(arch)) refuse_e("needs a mixture-of-experts model; " + arch.name + " is dense");

@@ -185,6 +185,42 @@ TEST_CASE("MoE parameter counts, total and activated, match the model cards") {
     CHECK(billions_cut(ppsim::parameter_count(arch), 1) == 235);
     CHECK(billions_cut(ppsim::active_parameter_count(arch), 1) == 22);
   }
+  SECTION("DeepSeek-V3: 671B main model, 37B activated, MTP apart (DeepSeek-V3 README and config.json)") {
+    const Architecture arch = *ppsim::find_architecture_preset("deepseek-v3");
+    // By hand, per layer: MLA 187,107,328 (q down 7168 x 1536 and its norm, q up 1536 x 128 x 192,
+    // kv down 7168 x 576, its norm 512, kv up 512 x 128 x 256, O 16384 x 7168), two norms 2 x 7168;
+    // dense MLP 3 x 7168 x 18432; MoE: router 256 x 7168, 257 experts (256 routed, 1 shared) of
+    // 3 x 7168 x 2048. 3 dense and 58 MoE layers, embedding and head 2 x 129280 x 7168, final norm.
+    CHECK(ppsim::attention_weight_count(arch) + 1536 + 512 == 187'107'328);
+    CHECK(ppsim::layer_parameter_count(arch) == 583'483'392);
+    CHECK(ppsim::moe_layer_parameter_count(arch) == 11'507'286'016);
+    // 671,026,419,200 less the 58 x 256 score-correction biases, which Megatron keeps as a buffer.
+    CHECK(ppsim::parameter_count(arch) == 671'026'404'352);
+    CHECK(billions(ppsim::parameter_count(arch), 1) == 671);
+    // Activated: 8 routed experts and the shared one; 37.55B with both embedding and head, the
+    // README's "37B" cut off (its README_WEIGHTS prints 36.6B without the input embedding).
+    CHECK(ppsim::active_parameter_count(arch) == 37'552'282'624);
+    CHECK(billions_cut(ppsim::active_parameter_count(arch), 1) == 37);
+    CHECK(billions(ppsim::active_parameter_count(arch) - 129280LL * 7168, 0.1) == Approx(36.6));
+    // The MTP module: its MoE layer, its 2h x h projection and two norms: the README's 11.5B unique
+    // parameters are its layer; the checkpoint's 14B adds its own copies of the embedding and head.
+    CHECK(ppsim::mtp_parameter_count(arch) == 11'507'286'016 + 2 * 7168 * 7168 + 2 * 7168);
+    CHECK(ppsim::value_width(arch) == 128 * 128);
+    CHECK(ppsim::head_size(arch) == 192);
+  }
+  SECTION("GPT-OSS-120B: 116.83B total, 5.13B active without the embedding (model card, Table 1)") {
+    const Architecture arch = *ppsim::find_architecture_preset("gpt-oss-120b");
+    // Table 1's rows by hand: attention 36 x (QKV 2880 x 5120 + 5120, O 4096 x 2880 + 2880, 64 sinks,
+    // its norm 2880) = 0.96B; MLP 36 x (router 2880 x 128 + 128, 128 experts of gate-up 2880 x 5760 +
+    // 5760 and down 2880 x 2880 + 2880, its norm) = 114.71B; embedding and head 2 x 201088 x 2880.
+    CHECK(ppsim::parameter_count(arch) == 116'829'156'672);  // the checkpoint's exact total
+    const std::int64_t embedding = 201088LL * 2880;
+    CHECK(ppsim::active_parameter_count(arch) - embedding == 5'132'849'472);
+    CHECK(billions(ppsim::active_parameter_count(arch) - embedding, 0.01) == Approx(5.13));
+    CHECK(ppsim::is_windowed_layer(arch, 0));
+    CHECK_FALSE(ppsim::is_windowed_layer(arch, 1));
+    CHECK(ppsim::windowed_layers_in(arch, 0, 36) == 18);
+  }
 }
 
 TEST_CASE("Dense first layers, a layer frequency and shared experts follow Megatron's and DeepSeek's rules") {
@@ -232,7 +268,8 @@ TEST_CASE("The JSON presets in configs/models equal the built-in presets field b
     for (const auto& item : j.items()) present.insert(item.key());
     // An MoE preset adds its "moe" object (architecture_to_json writes it only for MoE models).
     std::set<std::string> expected = keys;
-    for (const char* optional : {"moe", "head_dim", "qk_norm"}) {
+    for (const char* optional :
+         {"moe", "head_dim", "qk_norm", "mla", "mtp_layers", "sliding_window", "window_skip_freq", "attention_sinks"}) {
       if (j.contains(optional)) expected.insert(optional);
     }
     CHECK(present == expected);
@@ -260,7 +297,7 @@ TEST_CASE("The JSON presets in configs/models equal the built-in presets field b
   std::set<std::string> names;
   for (const Architecture& arch : ppsim::architecture_presets()) names.insert(arch.name);
   CHECK(seen == names);
-  CHECK(names.size() == 14);
+  CHECK(names.size() == 16);
 }
 
 TEST_CASE("Preset shapes are consistent") {

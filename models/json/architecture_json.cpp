@@ -11,7 +11,7 @@ Architecture architecture_from_json(const nlohmann::json& json, const std::strin
   const JsonFields fields(json, origin, "$");
   fields.refuse_unknown({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab",
                          "tied_embeddings", "norm", "linear_biases", "learned_positions", "dropout", "head_dim", "qk_norm",
-                         "moe", "source"});
+                         "moe", "mla", "mtp_layers", "sliding_window", "window_skip_freq", "attention_sinks", "source"});
   // Bounds far above any published model, low enough that products of them stay exact in doubles.
   constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;
   Architecture arch;
@@ -58,6 +58,24 @@ Architecture architecture_from_json(const nlohmann::json& json, const std::strin
     if (moe.has("dense_layers")) m.dense_layers = static_cast<int>(moe.integer("dense_layers", 0, arch.layers - 1));
     if (moe.has("layer_freq")) m.layer_freq = static_cast<int>(moe.integer("layer_freq", 1, arch.layers));
   }
+  if (fields.has("mla")) {
+    const JsonFields mla = fields.object("mla");
+    mla.refuse_unknown({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+    Architecture::Mla& m = arch.mla;
+    m.q_lora_rank = mla.has("q_lora_rank") ? mla.integer("q_lora_rank", 0, kMaxWidth) : 0;
+    m.kv_lora_rank = mla.integer("kv_lora_rank", 1, kMaxWidth);
+    m.qk_nope_head_dim = mla.integer("qk_nope_head_dim", 1, 1 << 16);
+    m.qk_rope_head_dim = mla.integer("qk_rope_head_dim", 1, 1 << 16);
+    m.v_head_dim = mla.integer("v_head_dim", 1, 1 << 16);
+    if (fields.has("head_dim")) fields.fail("head_dim", "is set by mla's qk_nope_head_dim and qk_rope_head_dim");
+  }
+  if (fields.has("mtp_layers")) arch.mtp_layers = static_cast<int>(fields.integer("mtp_layers", 0, 64));
+  if (fields.has("sliding_window")) arch.sliding_window = fields.integer("sliding_window", 1, kMaxWidth);
+  if (fields.has("window_skip_freq")) {
+    if (arch.sliding_window == 0) fields.fail("window_skip_freq", "needs sliding_window");
+    arch.window_skip_freq = static_cast<int>(fields.integer("window_skip_freq", 0, arch.layers));
+  }
+  arch.attention_sinks = fields.has("attention_sinks") && fields.boolean("attention_sinks");
   arch.source = fields.has("source") ? fields.string("source") : "";
   // The parameter counts are int64 products of these sizes: refuse a model whose products would
   // not stay exact (2^53) rather than let them wrap.
@@ -76,7 +94,12 @@ Architecture architecture_from_json(const nlohmann::json& json, const std::strin
       fields.fail(has_experts(arch) ? "moe" : "layers", "the model would have more than 2^53 parameters");
     }
   }
-  if (arch.head_dim == 0 && arch.hidden % arch.heads != 0) {
+  if (has_mla(arch) && static_cast<double>(arch.heads) *
+                           static_cast<double>(arch.mla.qk_nope_head_dim + arch.mla.qk_rope_head_dim +
+                                               arch.mla.v_head_dim) > kMaxWidth) {
+    fields.fail("mla", "heads x head widths must be at most " + std::to_string(kMaxWidth));
+  }
+  if (arch.head_dim == 0 && !has_mla(arch) && arch.hidden % arch.heads != 0) {
     fields.fail("heads", std::to_string(arch.heads) + " heads do not divide hidden " + std::to_string(arch.hidden));
   }
   if (arch.heads % arch.kv_heads != 0) {
@@ -116,6 +139,20 @@ nlohmann::ordered_json architecture_to_json(const Architecture& arch) {
     if (m.layer_freq > 1) moe["layer_freq"] = m.layer_freq;
     out["moe"] = moe;
   }
+  if (has_mla(arch)) {
+    const Architecture::Mla& m = arch.mla;
+    out["mla"] = {{"q_lora_rank", m.q_lora_rank},
+                  {"kv_lora_rank", m.kv_lora_rank},
+                  {"qk_nope_head_dim", m.qk_nope_head_dim},
+                  {"qk_rope_head_dim", m.qk_rope_head_dim},
+                  {"v_head_dim", m.v_head_dim}};
+  }
+  if (arch.mtp_layers > 0) out["mtp_layers"] = arch.mtp_layers;
+  if (arch.sliding_window > 0) {
+    out["sliding_window"] = arch.sliding_window;
+    if (arch.window_skip_freq > 0) out["window_skip_freq"] = arch.window_skip_freq;
+  }
+  if (arch.attention_sinks) out["attention_sinks"] = true;
   out["source"] = arch.source;
   return out;
 }

@@ -8,6 +8,7 @@
 namespace ppsim {
 
 std::int64_t head_size(const Architecture& arch) {
+  if (has_mla(arch)) return arch.mla.qk_nope_head_dim + arch.mla.qk_rope_head_dim;
   if (arch.head_dim > 0) return arch.head_dim;
   assert(arch.heads > 0 && arch.hidden % arch.heads == 0);
   return arch.hidden / arch.heads;
@@ -18,6 +19,40 @@ bool attention_matches_hidden(const Architecture& arch) {
 }
 
 bool has_experts(const Architecture& arch) { return arch.moe.experts > 0; }
+
+bool has_mla(const Architecture& arch) { return arch.mla.kv_lora_rank > 0; }
+
+std::int64_t value_width(const Architecture& arch) {
+  return std::int64_t{arch.heads} * (has_mla(arch) ? arch.mla.v_head_dim : head_size(arch));
+}
+
+bool is_windowed_layer(const Architecture& arch, int index) {
+  if (arch.sliding_window <= 0) return false;
+  return arch.window_skip_freq <= 0 || (index + 1) % arch.window_skip_freq != 0;
+}
+
+int windowed_layers_in(const Architecture& arch, int first, int count) {
+  int windowed = 0;
+  for (int i = first; i < first + count; ++i) windowed += is_windowed_layer(arch, i) ? 1 : 0;
+  return windowed;
+}
+
+std::int64_t attention_weight_count(const Architecture& arch) {
+  const std::int64_t h = arch.hidden;
+  const std::int64_t q = std::int64_t{arch.heads} * head_size(arch);
+  if (has_mla(arch)) {
+    // MLA (megatron/core/transformer/multi_latent_attention.py; DeepSeek's inference/model.py, MLA):
+    // q down (h x q_lora) and up (q_lora x heads (nope + rope)), or one h x q; kv down to the latent
+    // and the shared rope key (h x (kv_lora + rope)), kv up (kv_lora x heads (nope + v)), O.
+    const Architecture::Mla& m = arch.mla;
+    const std::int64_t queries = m.q_lora_rank > 0 ? m.q_lora_rank * (h + q) : h * q;
+    const std::int64_t keys_values =
+        h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank * arch.heads * (m.qk_nope_head_dim + m.v_head_dim);
+    return queries + keys_values + value_width(arch) * h;
+  }
+  const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
+  return h * q + 2 * h * kv + q * h;
+}
 
 bool is_moe_layer(const Architecture& arch, int index) {
   return has_experts(arch) && index >= arch.moe.dense_layers && arch.moe.layer_freq > 0 &&
@@ -46,9 +81,11 @@ std::int64_t attention_and_norm_parameter_count(const Architecture& arch) {
   const std::int64_t h = arch.hidden;
   const std::int64_t q = std::int64_t{arch.heads} * head_size(arch);        // query and output width
   const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
-  std::int64_t count = h * q + 2 * h * kv + q * h;
+  std::int64_t count = attention_weight_count(arch);
   if (arch.linear_biases) count += q + 2 * kv + h;  // Q, K, V, O biases
   if (arch.qk_norm) count += 2 * head_size(arch);
+  if (has_mla(arch)) count += arch.mla.q_lora_rank + arch.mla.kv_lora_rank;  // the latents' RMSNorms
+  if (arch.attention_sinks) count += arch.heads;
   // Two norms per layer (before attention and before the MLP): LayerNorm has scale and bias.
   count += 2 * (arch.norm == Architecture::kLayerNorm ? 2 * h : h);
   return count;
@@ -72,11 +109,7 @@ std::int64_t expert_parameter_count(const Architecture& arch) {
 }
 
 std::int64_t layer_linear_weight_count(const Architecture& arch) {
-  const std::int64_t h = arch.hidden;
-  const std::int64_t q = std::int64_t{arch.heads} * head_size(arch);
-  const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
-  // Attention: Q (h x q), K and V (h x kv each), output projection O (q x h), then the MLP.
-  return h * q + 2 * h * kv + q * h + mlp_parameter_count(arch, arch.ffn_hidden, false);
+  return attention_weight_count(arch) + mlp_parameter_count(arch, arch.ffn_hidden, false);
 }
 
 std::int64_t shared_expert_width(const Architecture& arch) {
@@ -111,12 +144,27 @@ std::int64_t layer_parameter_count(const Architecture& arch) {
 std::int64_t moe_layer_parameter_count(const Architecture& arch, bool active) {
   const Architecture::Moe& moe = arch.moe;
   const std::int64_t routed = active ? moe.top_k : moe.experts;
-  return attention_and_norm_parameter_count(arch) + arch.hidden * moe.experts +  // the router
+  const std::int64_t router = (arch.hidden + (arch.linear_biases ? 1 : 0)) * moe.experts;
+  return attention_and_norm_parameter_count(arch) + router +
          routed * mlp_parameter_count(arch, moe.expert_ffn_hidden, arch.linear_biases) +
          std::int64_t{moe.shared_experts} * mlp_parameter_count(arch, moe.shared_expert_ffn_hidden, arch.linear_biases);
 }
 
 std::int64_t parameter_count(const Architecture& arch) { return model_parameter_count(arch, false); }
+
+std::int64_t mtp_parameter_count(const Architecture& arch) {
+  if (arch.mtp_layers <= 0) return 0;
+  const std::int64_t h = arch.hidden;
+  const bool moe = is_moe_layer(arch, arch.layers - 1);
+  const std::int64_t layer = moe ? moe_layer_parameter_count(arch) : layer_parameter_count(arch);
+  const std::int64_t norms = 2 * (arch.norm == Architecture::kLayerNorm ? 2 * h : h);
+  return std::int64_t{arch.mtp_layers} * (2 * h * h + norms + layer);
+}
+
+std::int64_t mtp_expert_parameter_count(const Architecture& arch) {
+  if (arch.mtp_layers <= 0 || !is_moe_layer(arch, arch.layers - 1)) return 0;
+  return std::int64_t{arch.mtp_layers} * expert_parameter_count(arch);
+}
 
 std::int64_t active_parameter_count(const Architecture& arch) { return model_parameter_count(arch, true); }
 
@@ -194,8 +242,48 @@ constexpr const char* kZeroBubbleSource =
     "hidden size, sequence length 1024); vocabulary 32000 counted once (tied) and learned positions "
     "= sequence length are assumptions that reproduce the published sizes";
 
-const std::array<Architecture, 14>& presets() {
-  static const std::array<Architecture, 14> table = {
+// DeepSeek-V3 (DeepSeek-V3 Technical Report, arXiv 2412.19437; Hugging Face deepseek-ai/DeepSeek-V3
+// config.json): MLA with 128 heads, 61 layers of which the first 3 dense (FFN 18432), the rest 256
+// routed experts of 2048 (8 per token) and one shared expert of 2048, one MTP module. The router's
+// score-correction bias is a buffer in Megatron (router.py, expert_bias), not a parameter: uncounted,
+// which gives 671,026,404,352 (671B); the MTP module is counted apart.
+Architecture deepseek_v3() {
+  Architecture arch = llama("deepseek-v3", 61, 7168, 128, 128, 18432, 129280,
+                            "DeepSeek-V3 Technical Report (arXiv 2412.19437), 2.1 and 4.2; Hugging Face "
+                            "deepseek-ai/DeepSeek-V3 config.json (hidden 7168, 61 layers, first_k_dense_replace 3, "
+                            "intermediate 18432, 256 routed experts of 2048, 8 per token, 1 shared, 128 heads, "
+                            "q_lora_rank 1536, kv_lora_rank 512, qk_nope/rope 128/64, v 128, vocab 129280, 1 MTP "
+                            "module); README (671B main model, 37B activated, 14B MTP)");
+  arch.moe = {.experts = 256, .top_k = 8, .expert_ffn_hidden = 2048, .shared_experts = 1,
+              .shared_expert_ffn_hidden = 2048, .dense_layers = 3};
+  arch.mla = {.q_lora_rank = 1536, .kv_lora_rank = 512, .qk_nope_head_dim = 128, .qk_rope_head_dim = 64,
+              .v_head_dim = 128};
+  arch.mtp_layers = 1;
+  return arch;
+}
+
+// GPT-OSS-120B (OpenAI, gpt-oss-120b & gpt-oss-20b Model Card, arXiv 2508.10925, 2.2 and Table 1;
+// openai/gpt-oss gpt_oss/torch/model.py): 36 MoE layers of 128 experts of 2880 (4 per token), biases
+// on the attention, router and experts, 64 heads of 64 with 8 KV heads, a 128-token window on every
+// other layer from the first, one sink logit per head, untied head. Its gated activation is a clamped
+// SwiGLU variant, timed as SwiGLU.
+Architecture gpt_oss_120b() {
+  Architecture arch = llama("gpt-oss-120b", 36, 2880, 64, 8, 2880, 201088,
+                            "OpenAI, gpt-oss-120b & gpt-oss-20b Model Card (arXiv 2508.10925), 2.2 and Table 1 "
+                            "(116.83B parameters, 5.13B active without the embedding); Hugging Face "
+                            "openai/gpt-oss-120b config.json (36 layers, hidden 2880, 64 heads of 64, 8 KV heads, "
+                            "128 experts of 2880, 4 per token, sliding window 128 on alternate layers, vocab 201088)");
+  arch.head_dim = 64;
+  arch.linear_biases = true;
+  arch.moe = {.experts = 128, .top_k = 4, .expert_ffn_hidden = 2880};
+  arch.sliding_window = 128;
+  arch.window_skip_freq = 2;
+  arch.attention_sinks = true;
+  return arch;
+}
+
+const std::array<Architecture, 16>& presets() {
+  static const std::array<Architecture, 16> table = {
       gpt("gpt3-175b", 96, 12288, 96, 50257, 2048,
           "Brown et al., Language Models are Few-Shot Learners, 2020, Table 2.1 (175.0B; n_layers 96, "
           "d_model 12288, n_heads 96, context 2048); GPT-2 BPE vocabulary 50257"),
@@ -229,6 +317,8 @@ const std::array<Architecture, 14>& presets() {
                 "Hugging Face Qwen/Qwen3-235B-A22B config.json (hidden 4096, 94 layers, 64 heads of 128, 4 KV "
                 "heads, 128 experts of 1536, 8 per token, vocab 151936) and model card (235B parameters, 22B "
                 "activated)"),
+      deepseek_v3(),
+      gpt_oss_120b(),
       gpt("zb-gpt-1.5b", 22, 2304, 24, 32000, 1024, kZeroBubbleSource),
       gpt("zb-gpt-6.2b", 30, 4096, 32, 32000, 1024, kZeroBubbleSource),
       gpt("zb-gpt-14.6b", 46, 5120, 40, 32000, 1024, kZeroBubbleSource),

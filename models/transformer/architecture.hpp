@@ -60,6 +60,37 @@ struct Architecture {
     bool operator==(const Moe&) const = default;
   } moe;
 
+  // Multi-head latent attention (DeepSeek-V2 and V3; DeepSeek-V3 Technical Report, section 2.1.1):
+  // queries through a q_lora_rank-wide bottleneck (none when 0: one h x heads (nope + rope)
+  // projection), keys and values from one kv_lora_rank-wide latent plus a rope-wide key shared by
+  // the heads; each head's query and key are nope + rope wide, its value v_head_dim. RMSNorm on both
+  // latents, no biases. No MLA: kv_lora_rank 0.
+  struct Mla {
+    std::int64_t q_lora_rank = 0;
+    std::int64_t kv_lora_rank = 0;
+    std::int64_t qk_nope_head_dim = 0;
+    std::int64_t qk_rope_head_dim = 0;
+    std::int64_t v_head_dim = 0;
+
+    bool operator==(const Mla&) const = default;
+  } mla;
+
+  // Multi-token prediction modules after the last layer (DeepSeek-V3 report, section 2.2; Megatron's
+  // --mtp-num-layers): each projects [RMSNorm(h); RMSNorm(embedding of the next token)] from 2h to h
+  // and runs one transformer layer of the last layer's kind, then the shared LM head and a loss. They
+  // share the embedding and the head, and sit on the last pipeline stage. Not in parameter_count (the
+  // model cards count them apart: DeepSeek-V3's 671B excludes its 14B).
+  int mtp_layers = 0;
+
+  // Sliding-window attention (GPT-OSS, Mistral): each query attends to the last `sliding_window`
+  // tokens; every window_skip_freq-th layer (Megatron's window_attn_skip_freq: layer i with
+  // (i + 1) % freq == 0) keeps full attention, 0 none. No window: 0.
+  std::int64_t sliding_window = 0;
+  int window_skip_freq = 0;
+  // A learned per-head logit in the softmax's denominator (GPT-OSS's attention sinks): one parameter
+  // per head per layer.
+  bool attention_sinks = false;
+
   std::string source;                  // where the numbers come from (paper table, model card)
 
   bool operator==(const Architecture&) const = default;
@@ -70,8 +101,24 @@ bool has_experts(const Architecture& arch);
 bool is_moe_layer(const Architecture& arch, int index);
 int moe_layer_count(const Architecture& arch);
 
-// Width of one attention head: head_dim when the model sets it, else hidden / heads.
+// Width of one attention head: head_dim when the model sets it, else hidden / heads (under MLA, a
+// query's and key's: nope + rope).
 std::int64_t head_size(const Architecture& arch);
+
+bool has_mla(const Architecture& arch);
+// Width of all heads' values, the attention output projection's input: heads x v_head_dim under MLA,
+// heads x head size otherwise.
+std::int64_t value_width(const Architecture& arch);
+// Whether layer `index` (from 0) attends through a sliding window.
+bool is_windowed_layer(const Architecture& arch, int index);
+int windowed_layers_in(const Architecture& arch, int first, int count);
+// The weights of the attention's linear layers: Q, K, V and O, or MLA's down and up projections and O.
+std::int64_t attention_weight_count(const Architecture& arch);
+// Parameters of the multi-token prediction modules: each one's 2h x h projection, its two RMSNorms
+// and one layer of the last layer's kind (the embedding and the head are shared, not counted).
+std::int64_t mtp_parameter_count(const Architecture& arch);
+// Of those, the routed experts' (split by expert parallelism as the main model's are).
+std::int64_t mtp_expert_parameter_count(const Architecture& arch);
 
 // Whether the queries are as wide as the residual stream (heads x head size == hidden); not Qwen3's.
 // ppsim-calibrate's plan of a layer's GEMMs assumes it.

@@ -21,8 +21,7 @@ double query_width(const Architecture& arch) { return as_double(std::int64_t{arc
 // layer: the router (h x experts) and the top_k experts it is sent to, in place of the MLP.
 double gemm_weights_per_token(const Architecture& arch, bool moe) {
   const double h = as_double(arch.hidden);
-  const double q = query_width(arch);
-  const double attention = h * q + 2 * h * kv_width(arch) + q * h;
+  const double attention = as_double(attention_weight_count(arch));
   const double matrices = arch.gated_mlp ? 3 : 2;
   if (moe) {
     return attention + h * arch.moe.experts + arch.moe.top_k * matrices * h * as_double(arch.moe.expert_ffn_hidden) +
@@ -33,13 +32,22 @@ double gemm_weights_per_token(const Architecture& arch, bool moe) {
 
 }  // namespace
 
-LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch, bool moe) {
+double attention_keys(std::int64_t seq, std::int64_t window) {
+  const double s = as_double(seq);
+  if (window <= 0 || window >= seq) return s;
+  const double w = as_double(window);
+  return (2 * w * s - w * w) / s;
+}
+
+LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch, bool moe, bool windowed) {
   const double s = as_double(seq);
   const double tokens = s * as_double(micro_batch);
   const double gemm = 2 * tokens * gemm_weights_per_token(arch, moe);
-  // Scores and context products: 2 s^2 d each per head per sequence, a heads: 4 s^2 q per sequence
-  // (q = a d = h unless the model sets a wider head_dim).
-  const double attention_forward = 4 * tokens * s * query_width(arch);
+  // Scores and context products: 2 s^2 d each per head per sequence, a heads: 2 s^2 (q + v) per
+  // sequence, q the queries' width and v the values' (both h unless the model sets a wider head_dim;
+  // MLA's keys are nope + rope wide, its values v_head_dim). A windowed layer's square is the band.
+  const double keys = attention_keys(seq, windowed ? arch.sliding_window : 0);
+  const double attention_forward = 2 * tokens * keys * (query_width(arch) + as_double(value_width(arch)));
   return LayerFlops{
       .forward = gemm + attention_forward, .input_grad = gemm + 2 * attention_forward, .weight_grad = gemm};
 }
@@ -58,14 +66,36 @@ LayerFlops lm_head_flops(const Architecture& arch, std::int64_t seq, std::int64_
 }
 
 double step_flops(const Architecture& arch, std::int64_t seq, std::int64_t batch, bool full_recompute) {
-  auto per_layer = [&](bool moe) {
-    const LayerFlops layer = layer_flops(arch, seq, batch, moe);
+  auto per_layer = [&](bool moe, bool windowed) {
+    const LayerFlops layer = layer_flops(arch, seq, batch, moe, windowed);
     return (full_recompute ? 2 : 1) * layer.forward + layer.input_grad + layer.weight_grad;
   };
-  const int moe_layers = moe_layer_count(arch);
+  // Layers by kind (MoE or dense, windowed or not), each kind's count times its FLOPs.
+  int windowed_moe = 0, windowed_dense = 0;
+  for (int i = 0; i < arch.layers; ++i) {
+    if (!is_windowed_layer(arch, i)) continue;
+    (is_moe_layer(arch, i) ? windowed_moe : windowed_dense) += 1;
+  }
+  const int moe_layers = moe_layer_count(arch) - windowed_moe;
+  const int dense_layers = arch.layers - moe_layer_count(arch) - windowed_dense;
   const LayerFlops head = lm_head_flops(arch, seq, batch);
-  return (arch.layers - moe_layers) * per_layer(false) + (moe_layers > 0 ? moe_layers * per_layer(true) : 0) +
-         head.forward + head.input_grad + head.weight_grad;
+  double flops = dense_layers * per_layer(false, false) + (moe_layers > 0 ? moe_layers * per_layer(true, false) : 0);
+  if (windowed_dense > 0) flops += windowed_dense * per_layer(false, true);
+  if (windowed_moe > 0) flops += windowed_moe * per_layer(true, true);
+  // One term at a time, as a dense model's sum has always been taken (its figures stay exact).
+  flops += head.forward;
+  flops += head.input_grad;
+  flops += head.weight_grad;
+  if (arch.mtp_layers > 0) {
+    // Each MTP module: its 2h -> h projection, a layer of the last layer's kind, the shared head again.
+    const double h = as_double(arch.hidden);
+    const double projection = 2 * as_double(seq) * as_double(batch) * 2 * h * h;
+    const int last = arch.layers - 1;
+    flops += arch.mtp_layers * ((full_recompute ? 4 : 3) * projection +
+                                per_layer(is_moe_layer(arch, last), is_windowed_layer(arch, last)) + head.forward +
+                                head.input_grad + head.weight_grad);
+  }
+  return flops;
 }
 
 double narayanan_step_flops(std::int64_t batch, std::int64_t seq, std::int64_t layers, std::int64_t hidden,
@@ -86,6 +116,7 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
   const double h = as_double(arch.hidden);
   const double f = as_double(arch.ffn_hidden);
   const double kv = kv_width(arch);
+  const double v = as_double(value_width(arch));
 
   if (layout.recompute == Recompute::kFull) {
     // Only the layer input, 16-bit; sharded over the sequence under sequence parallelism.
@@ -98,9 +129,12 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
   const bool dropout = arch.dropout > 0;
   // A linear layer's saved input: bf16, or its FP8 cast under FP8.
   const double gemm_input = layout.fp8 ? 1 : 2;
-  double replicated = 2 * h + 2 * h             // inputs of the two norms
-                      + gemm_input * h          // QKV GEMM input
-                      + (dropout ? h + h : 0);  // attention-output and MLP-output dropout masks
+  // With the norms recomputed (--recompute-modules layernorm) their outputs, the inputs of the
+  // linears after them, are rebuilt in the backward, not kept.
+  const double norm_output = layout.recomputes_norms() ? 0 : 1;
+  double replicated = 2 * h + 2 * h                          // inputs of the two norms
+                      + norm_output * gemm_input * h         // QKV GEMM input
+                      + (dropout ? h + h : 0);               // attention-output and MLP-output dropout masks
   // The MLP keeps its first GEMM's input, the activation function's input (gated: gate and up
   // outputs) in bf16 and the last GEMM's input as that GEMM saves it.
   double mlp_split = (arch.gated_mlp ? 2 * f + 2 * f : 2 * f) + gemm_input * f;
@@ -120,19 +154,31 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
     const double fe = as_double(arch.moe.expert_ffn_hidden);
     const double r = std::max(1, layout.expert_tensor_parallel);
     const double fs = as_double(shared_expert_width(arch));
-    replicated += 2 * h + 4 * as_double(arch.moe.experts) + (fs > 0 ? gemm_input * h : 0);
-    mlp_split = received * (r * gemm_input * h + (arch.gated_mlp ? 2 * fe + 2 * fe : 2 * fe) + gemm_input * fe) +
+    // With the experts' activation recomputed (moe_act) their second GEMM's input is not kept.
+    const double act_output = layout.recomputes_moe_activation() ? 0 : 1;
+    replicated += norm_output * 2 * h + 4 * as_double(arch.moe.experts) + (fs > 0 ? norm_output * gemm_input * h : 0);
+    mlp_split = received * (r * gemm_input * h + (arch.gated_mlp ? 2 * fe + 2 * fe : 2 * fe) +
+                            act_output * gemm_input * fe) +
                 k * (2 * h + 4) + (fs > 0 ? (arch.gated_mlp ? 2 * fs + 2 * fs : 2 * fs) + gemm_input * fs : 0);
   } else {
-    replicated += gemm_input * h;  // MLP first GEMM input
+    replicated += norm_output * gemm_input * h;  // MLP first GEMM input
   }
   const double q = query_width(arch);   // h, or heads x head_dim where the model sets it
-  const double split = (2 * q + 2 * kv)  // Q and K for the scores
-                       + 2 * kv          // V for the context product
-                       + 2 * q + (layout.fp8 ? gemm_input * q : 0)  // attention output (+ its FP8 copy)
+  double attention_split = (2 * q + 2 * kv)  // Q and K for the scores
+                           + 2 * kv;         // V for the context product
+  if (has_mla(arch)) {
+    // MLA: the latents' norm inputs and the up projections' inputs, computed whole on every rank;
+    // per head keys as wide as the queries (nope + rope) and values of v_head_dim.
+    const Architecture::Mla& m = arch.mla;
+    const double q_latent = as_double(m.q_lora_rank);
+    const double kv_latent = as_double(m.kv_lora_rank);
+    replicated += (q_latent > 0 ? 2 * q_latent + gemm_input * q_latent : 0) + 2 * kv_latent + gemm_input * kv_latent;
+    attention_split = 2 * q + 2 * q + 2 * v;
+  }
+  const double split = attention_split + 2 * v + (layout.fp8 ? gemm_input * v : 0)  // attention output (+ FP8 copy)
                        + mlp_split;
   // Softmax output 2as, dropout mask as, dropout output 2as per token (a = heads).
-  const bool keeps_scores = layout.recompute == Recompute::kNone && !layout.flash_attention;
+  const bool keeps_scores = !layout.recomputes_core_attention() && !layout.flash_attention;
   const double core = keeps_scores ? (dropout ? 5 : 2) * arch.heads * s : 0;
 
   const double per_token = replicated / (layout.sequence_parallel ? t : 1) + split / t + core / t;
@@ -147,15 +193,27 @@ double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLay
   const double f = as_double(arch.ffn_hidden);
   const double kv = kv_width(arch);
 
-  // GEMM inputs and output gradients W still reads (2 bytes each, 1 under FP8), per token.
-  const double replicated = h                           // QKV input
-                            + h                         // MLP first GEMM input
-                            + h                         // output projection output gradient
-                            + h;                        // MLP last GEMM output gradient
+  // GEMM inputs and output gradients W still reads (2 bytes each, 1 under FP8), per token. The
+  // attention's: QKV input and the output projection's output gradient (replicated), the output
+  // projection's input and QKV's output gradient (split). MLA's: its down projections' input and
+  // output gradients and its up projections' inputs (replicated: computed whole on every rank), the
+  // up projections' output gradients and the output projection's input (split).
   const double q = query_width(arch);
-  const double split = q                                // output projection input
+  double attention_replicated = h + h;
+  double attention_split = q + (q + 2 * kv);
+  if (has_mla(arch)) {
+    const Architecture::Mla& m = arch.mla;
+    const double q_latent = as_double(m.q_lora_rank);
+    const double kv_latent = as_double(m.kv_lora_rank);
+    attention_replicated += 2 * q_latent + kv_latent + (kv_latent + as_double(m.qk_rope_head_dim));
+    attention_split = as_double(value_width(arch)) + q +
+                      as_double(std::int64_t{arch.heads} * (m.qk_nope_head_dim + m.v_head_dim));
+  }
+  const double replicated = attention_replicated  // the attention's
+                            + h                   // MLP first GEMM input
+                            + h;                  // MLP last GEMM output gradient
+  const double split = attention_split           // the attention's
                        + f                              // MLP last GEMM input
-                       + (q + 2 * kv)                   // QKV output gradient
                        + (arch.gated_mlp ? 2 * f : f);  // MLP first GEMM output gradient
   const double element = layout.fp8 ? 1 : 2;
   if (moe) {
@@ -170,8 +228,8 @@ double weight_grad_bytes_per_layer(const Architecture& arch, const ActivationLay
     const double fs = as_double(shared_expert_width(arch));
     const double shared_replicated = fs > 0 ? h + h : 0;                        // input, output gradient
     const double shared_split = fs > 0 ? fs + (arch.gated_mlp ? 2 * fs : fs) : 0;  // down input, up gradient
-    const double attention_replicated = h + h + shared_replicated;  // QKV input, projection output gradient
-    const double attention_split = q + (q + 2 * kv) + shared_split;  // projection input, QKV output gradient
+    attention_replicated += shared_replicated;
+    attention_split += shared_split;
     const double experts = k * layout.moe_imbalance * (r * h + fe + r * h + (arch.gated_mlp ? 2 * fe : fe));
     const double shard = layout.sequence_parallel ? t : 1;
     return tokens * (element * (attention_replicated / shard + attention_split / t) +

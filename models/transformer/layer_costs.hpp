@@ -47,7 +47,15 @@ struct LayerFlops {
 //   F = sbh(24h + 4s), I = sbh(24h + 8s), W = sbh(24h).
 // With `moe`, an MoE layer's: the router (h x experts), top_k experts of expert_ffn_hidden and the
 // shared experts take the MLP's place in P_w.
-LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch, bool moe = false);
+// With `windowed`, a sliding-window layer's: each query meets attention_keys(s, window) keys on
+// average in the full-square convention.
+LayerFlops layer_flops(const Architecture& arch, std::int64_t seq, std::int64_t micro_batch, bool moe = false,
+                       bool windowed = false);
+
+// Keys per query of a causal attention over `seq` tokens, in the full-square convention the FLOP
+// counts use (s: twice the causal half's s/2 average): with a window w < s, the band's
+// w s - w^2 / 2 query-key pairs, doubled, per query: 2w - w^2/s.
+double attention_keys(std::int64_t seq, std::int64_t window);
 
 // Table 1 of Qi et al. (2024) as printed, for a plain GPT layer (MHA, 4h GeLU MLP); kept as the
 // reference the general function is tested against.
@@ -75,6 +83,19 @@ enum class Recompute {
   kFull,       // stash only each layer's input, recompute the whole layer in the backward
 };
 
+// What --recompute selective re-runs, as Megatron-LM's --recompute-modules names it
+// (megatron/core/transformer/transformer_config.py, recompute_modules; default core_attn):
+// core_attn, the attention core (Korthikanti et al.'s selective recomputation); layernorm, the two
+// norms, whose outputs (the next linears' inputs) are then not kept; moe_act, the experts'
+// activation function, whose output (the experts' second GEMM input) is then not kept.
+struct RecomputeModules {
+  bool core_attn = true;
+  bool layernorm = false;
+  bool moe_act = false;
+
+  bool operator==(const RecomputeModules&) const = default;
+};
+
 struct ActivationLayout {
   std::int64_t seq = 0;
   std::int64_t micro_batch = 0;
@@ -90,6 +111,11 @@ struct ActivationLayout {
   // MoE layers: each expert split over this many ranks (--expert-tensor-parallel), which gather each
   // other's routed copies before the experts.
   int expert_tensor_parallel = 1;
+  RecomputeModules modules;  // with Recompute::kSelective
+
+  bool recomputes_core_attention() const { return recompute == Recompute::kSelective && modules.core_attn; }
+  bool recomputes_norms() const { return recompute == Recompute::kSelective && modules.layernorm; }
+  bool recomputes_moe_activation() const { return recompute == Recompute::kSelective && modules.moe_act; }
 };
 
 // Bytes of activations one layer stashes per micro-batch per tensor-parallel rank between its

@@ -19,6 +19,13 @@ double as_double(std::int64_t value) { return static_cast<double>(value); }
 struct LayerShape {
   double tokens, seq, batch, hidden, ffn, kv, t, heads;
   double queries;  // heads x head size: hidden, or wider where the model sets head_dim (Qwen3)
+  double values;   // heads x value head size: the queries' width but under MLA (heads x v_head_dim)
+  // Keys each query meets in the full-square convention: s, or a sliding window's band
+  // (attention_keys in layer_costs.hpp).
+  double keys;
+  // MLA (Architecture::Mla): the two latents' widths (q_latent 0: no query bottleneck), the rope
+  // key's width and the kv up projection's output (heads x (nope + v)); 0 without MLA.
+  double q_latent = 0, kv_latent = 0, rope = 0, kv_up = 0;
   double qk_norm;  // 1 when the model norms each head's queries and keys (Qwen3), else 0
   double replicated;  // elements of an R tensor: T*h, or T*h/t under sequence parallelism
   bool gated, rotary, flash, sequence_parallel, dropout;
@@ -41,8 +48,17 @@ struct LayerShape {
   std::string_view dispatcher = "alltoall";  // --moe-dispatcher
 };
 
-LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout, bool moe = false) {
+LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout, bool moe = false,
+                    bool windowed = false) {
   LayerShape shape{};
+  shape.values = as_double(value_width(arch));
+  shape.keys = attention_keys(layout.seq, windowed ? arch.sliding_window : 0);
+  if (has_mla(arch)) {
+    shape.q_latent = as_double(arch.mla.q_lora_rank);
+    shape.kv_latent = as_double(arch.mla.kv_lora_rank);
+    shape.rope = as_double(arch.mla.qk_rope_head_dim);
+    shape.kv_up = as_double(std::int64_t{arch.heads} * (arch.mla.qk_nope_head_dim + arch.mla.v_head_dim));
+  }
   if (moe) {
     shape.copies = arch.moe.top_k;
     shape.expert_parallel = std::max(1, layout.expert_parallel);
@@ -101,20 +117,34 @@ struct Linear {
   double inner;
   double cols;
 };
-constexpr std::size_t kLinears = 6;
-constexpr std::size_t kSharedIn = 4, kSharedOut = 5;
+// Under MLA the first is the query up projection (or the one h x queries projection) and three more
+// follow: the query down projection and the kv down and up projections. Megatron builds the down
+// projections unsplit ("duplicated", multi_latent_attention.py), so every rank runs them whole.
+constexpr std::size_t kLinears = 9;
+constexpr std::size_t kSharedIn = 4, kSharedOut = 5, kQueryDown = 6, kKvDown = 7, kKvUp = 8;
 std::array<Linear, kLinears> linears(const LayerShape& x) {
   const double mlp_in_width = (x.gated ? 2 : 1) * x.ffn;
-  return {{{x.hidden, (x.queries + 2 * x.kv) / x.t},
-           {x.queries / x.t, x.hidden},
+  const bool mla = x.kv_latent > 0;
+  const Linear qkv = mla ? Linear{x.q_latent > 0 ? x.q_latent : x.hidden, x.queries / x.t}
+                         : Linear{x.hidden, (x.queries + 2 * x.kv) / x.t};
+  return {{qkv,
+           {x.values / x.t, x.hidden},
            {x.hidden, mlp_in_width / x.mlp_t},
            {x.ffn / x.mlp_t, x.hidden},
            {x.hidden, (x.gated ? 2 : 1) * x.shared / x.t},
-           {x.shared / x.t, x.hidden}}};
+           {x.shared / x.t, x.hidden},
+           {x.hidden, x.q_latent},
+           {x.hidden, x.kv_latent + x.rope},
+           {x.kv_latent, x.kv_up / x.t}}};
 }
 
-// Whether linear i exists in this layer (the shared experts' only where the model has them).
-bool has_linear(const LayerShape& x, std::size_t i) { return i < kSharedIn || x.shared > 0; }
+// Whether linear i exists in this layer (the shared experts' and MLA's only where the model has them).
+bool has_linear(const LayerShape& x, std::size_t i) {
+  if (i < kSharedIn) return true;
+  if (i <= kSharedOut) return x.shared > 0;
+  if (i == kQueryDown) return x.q_latent > 0;
+  return x.kv_latent > 0;
+}
 
 // SMs an overlapped tensor-parallel collective takes from each linear's GEMM under --tp-comm-overlap,
 // as Transformer Engine's userbuffers assign them by default (transformer_engine/pytorch/module/
@@ -129,8 +159,8 @@ bool has_linear(const LayerShape& x, std::size_t i) { return i < kSharedIn || x.
 // The shared experts' in and out run as the MLP's fc1 and fc2 do.
 constexpr int kUserbufferSms = 16;
 std::array<int, kLinears> userbuffer_sms(Pass pass) {
-  if (pass == Pass::kForward) return {0, kUserbufferSms, 0, kUserbufferSms, 0, kUserbufferSms};
-  return {kUserbufferSms, 0, kUserbufferSms, 0, kUserbufferSms, 0};
+  if (pass == Pass::kForward) return {0, kUserbufferSms, 0, kUserbufferSms, 0, kUserbufferSms, 0, 0, 0};
+  return {kUserbufferSms, 0, kUserbufferSms, 0, kUserbufferSms, 0, 0, 0, 0};
 }
 
 // Seconds of each linear's GEMM in `pass`, on the SMs an overlapped collective leaves it.
@@ -283,12 +313,14 @@ double sum(const std::array<double, kLinears>& times) {
   return total;
 }
 
-// FLOPs of one attention product (scores or context) over all of this rank's heads: 2 s^2 d per
-// head per sequence, b * a/t heads, a * d = q (h unless the model sets a wider head_dim): 2 b s^2 q / t.
-double attention_product_flops(const LayerShape& x) { return 2 * x.batch * x.seq * x.seq * x.queries / x.t; }
+// FLOPs of one attention product over all of this rank's heads: 2 s k d per head per sequence (k the
+// keys a query meets, s or a window's band), b * a/t heads, a * d = `width`: the queries' for the
+// scores (h unless the model sets a wider head_dim), the values' for the context: 2 b s k width / t.
+double attention_product_flops(const LayerShape& x, double width) { return 2 * x.batch * x.seq * x.keys * width / x.t; }
+double attention_product_flops(const LayerShape& x) { return attention_product_flops(x, x.queries); }
 
-// Elements of the s x s score tensors on this rank.
-double score_elements(const LayerShape& x) { return x.batch * (x.heads / x.t) * x.seq * x.seq; }
+// Elements of the s x k score tensors on this rank.
+double score_elements(const LayerShape& x) { return x.batch * (x.heads / x.t) * x.seq * x.keys; }
 
 // The unfused attention's products are batched GEMMs, one per sequence and head (b * a/t of them),
 // timed as one GEMM with the batch folded into the rows: the scores Q.K^T (s x d by d x s) and
@@ -296,18 +328,20 @@ double score_elements(const LayerShape& x) { return x.batch * (x.heads / x.t) * 
 GemmShape scores_shape(const LayerShape& x) {
   const double d = x.queries / x.heads;
   const double items = x.batch * (x.heads / x.t);
-  return {items * x.seq, d, x.seq, items};
+  return {items * x.seq, d, x.keys, items};
 }
 GemmShape long_inner_shape(const LayerShape& x) {
-  const double d = x.queries / x.heads;
+  const double d = x.values / x.heads;
   const double items = x.batch * (x.heads / x.t);
-  return {items * x.seq, x.seq, d, items};
+  return {items * x.seq, x.keys, d, items};
 }
 
 double attention_forward(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
   if (x.flash) {
-    // One fused kernel: two products over the unmasked half of the causal square.
-    return profile.attention_time(2 * attention_product_flops(x) * 0.5, x.seq, false, non_linear_precision(layout));
+    // One fused kernel: two products (scores, context) over the unmasked half of the causal square.
+    const double products = x.values == x.queries ? 2 * attention_product_flops(x)
+                                                  : attention_product_flops(x) + attention_product_flops(x, x.values);
+    return profile.attention_time(products * 0.5, x.seq, false, non_linear_precision(layout));
   }
   const std::string_view precision = non_linear_precision(layout);
   return profile.gemm_time(scores_shape(x), precision) + profile.gemm_time(long_inner_shape(x), precision);
@@ -315,8 +349,12 @@ double attention_forward(const LayerShape& x, const HardwareProfile& profile, co
 
 double attention_backward(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout) {
   if (x.flash) {
-    // Recomputed scores, then dV, dP, dQ and dK: five products over the unmasked half.
-    return profile.attention_time(5 * attention_product_flops(x) * 0.5, x.seq, true, non_linear_precision(layout));
+    // Recomputed scores, then dV, dP, dQ and dK: five products over the unmasked half, three at the
+    // queries' width (scores, dQ, dK) and two at the values' (dV, dP).
+    const double products = x.values == x.queries
+                                ? 5 * attention_product_flops(x)
+                                : 3 * attention_product_flops(x) + 2 * attention_product_flops(x, x.values);
+    return profile.attention_time(products * 0.5, x.seq, true, non_linear_precision(layout));
   }
   // dP = dO.V^T has the scores' shape; dV, dQ and dK the context product's.
   const std::string_view precision = non_linear_precision(layout);
@@ -348,7 +386,15 @@ double layer_memory_kernels(const LayerShape& x, const HardwareProfile& profile,
   double seconds = 2 * profile.memory_time((backward ? 3 : 2) * r)  // two norms
                    + 2 * profile.memory_time(3 * r);                // two residual adds
   seconds += mlp_activation_kernels(x, profile, backward);
-  if (x.rotary) seconds += profile.memory_time(2 * x.tokens * (x.queries + x.kv) / x.t * kActivationBytes);
+  if (x.rotary && x.kv_latent > 0) {
+    // MLA rotates only the queries' rope part and the one shared rope key.
+    seconds += profile.memory_time(2 * x.tokens * (x.heads * x.rope / x.t + x.rope) * kActivationBytes);
+  } else if (x.rotary) {
+    seconds += profile.memory_time(2 * x.tokens * (x.queries + x.kv) / x.t * kActivationBytes);
+  }
+  if (x.kv_latent > 0) {  // MLA's RMSNorms of its two latents, whole on every rank
+    seconds += profile.memory_time((backward ? 3 : 2) * x.tokens * (x.q_latent + x.kv_latent) * kActivationBytes);
+  }
   // Qwen3's RMSNorm of every head's queries and keys, before the rotary embedding: read and write
   // them in F, read them and their gradient and write the gradient in I.
   if (x.qk_norm > 0) {
@@ -396,7 +442,7 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
     // sequence shard as it is and hand back a shard, so the tensor-parallel group gathers nothing
     // around them (the dispatcher moves their tokens).
     double exposed = 0;
-    for (std::size_t i = 0; i < kLinears; ++i) {
+    for (std::size_t i = 0; i <= kSharedOut; ++i) {
       const bool routed_experts = x.moe && (i == 2 || i == 3);
       if (has_linear(x, i) && !routed_experts) exposed += std::max(0.0, collectives[i] - gemms[i]);
     }
@@ -528,8 +574,8 @@ double sequence_parallel_backward_gathers(const LayerShape& x, const HardwarePro
 }  // namespace
 
 PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile,
-                           bool moe) {
-  const LayerShape x = shape_of(arch, layout, moe);
+                           bool moe, bool windowed) {
+  const LayerShape x = shape_of(arch, layout, moe, windowed);
   const std::string_view router_precision = non_linear_precision(layout);
   PassTimes times;
   // Each pass's four linear GEMMs, timed once: their sum and the collectives they hide use them.
@@ -554,10 +600,21 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
   switch (layout.recompute) {
     case Recompute::kNone:
       break;
-    case Recompute::kSelective:
-      // Korthikanti et al. 2022, section 5: only the attention core (scores, softmax, context).
-      times.input_grad.recompute = times.forward.attention + softmax_forward(x, profile) + attention_dropout(x, profile);
+    case Recompute::kSelective: {
+      // Korthikanti et al. 2022, section 5: the attention core (scores, softmax, context); and what
+      // --recompute-modules adds: the two norms' forward, an MoE layer's experts' activation function.
+      const RecomputeModules& modules = layout.recompute_modules;
+      if (modules.core_attn) {
+        times.input_grad.recompute =
+            times.forward.attention + softmax_forward(x, profile) + attention_dropout(x, profile);
+      }
+      if (modules.layernorm) times.input_grad.recompute += 2 * profile.memory_time(2 * x.replicated * kActivationBytes);
+      if (modules.moe_act && x.moe) {
+        times.input_grad.recompute +=
+            profile.memory_time((x.gated ? 3 : 2) * x.routed * x.ffn / x.mlp_t * kActivationBytes);
+      }
       break;
+    }
     case Recompute::kFull:
       times.input_grad.recompute = times.forward.total();
       break;
@@ -592,6 +649,26 @@ PassTimes embedding_pass_times(const Architecture& arch, const TrainingLayout& l
   // No input gradient to send; the weight gradient scatter-adds dY into the table's rows.
   times.weight_grad.memory = profile.memory_time(3 * full);
   return times;
+}
+
+MtpProjection mtp_projection(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile) {
+  const LayerShape x = shape_of(arch, layout);
+  const double r = x.replicated * kActivationBytes;  // one T x h tensor, sequence-sharded under SP
+  MtpProjection out;
+  // Two norms (read, write; the backward reads two and writes one), the concatenation (read both,
+  // write), and the projection: T x 2h x h/t, transposed in I and W.
+  out.times.forward.memory = 2 * profile.memory_time(2 * r) + profile.memory_time(4 * r);
+  out.times.input_grad.memory = 2 * profile.memory_time(3 * r) + profile.memory_time(4 * r);
+  const double inner = 2 * x.hidden;
+  const double cols = x.hidden / x.t;
+  out.times.forward.gemm = profile.gemm_time(linear_shape(x.tokens, inner, cols, Pass::kForward), layout.precision);
+  out.times.input_grad.gemm = profile.gemm_time(linear_shape(x.tokens, inner, cols, Pass::kInputGrad), layout.precision);
+  out.times.weight_grad.gemm =
+      profile.gemm_time(linear_shape(x.tokens, inner, cols, Pass::kWeightGrad), layout.precision);
+  const double input = 2 * x.tokens * x.hidden * kActivationBytes;  // the gathered 2h-wide input
+  out.stash = 2 * r + input;
+  out.weight_stash = input + x.tokens * cols * kActivationBytes;
+  return out;
 }
 
 PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile) {

@@ -108,9 +108,21 @@ int tensor_parallel_ranks_per_node(const HardwareProfile& profile, const Trainin
 // --moe-imbalance), the activation function over those copies, the routing, permute and unpermute
 // kernels, the attention's tensor-parallel collectives only, and under expert parallelism the token
 // dispatch (PassTime::dispatch, by --moe-dispatcher; pass_costs.cpp).
+// With `windowed`, a sliding-window layer's: its attention products over the window's band.
 PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile,
-                           bool moe = false);
+                           bool moe = false, bool windowed = false);
 PassTimes embedding_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
+
+// What a multi-token prediction module adds around its layer (Megatron's MultiTokenPredictionLayer,
+// megatron/core/transformer/multi_token_prediction.py): RMSNorms of the hidden state and of the
+// shifted tokens' embedding, their concatenation, and the column-parallel 2h -> h/t projection
+// (eh_proj), in each pass; it stashes the two norms' inputs and the projection's input.
+struct MtpProjection {
+  PassTimes times;
+  double stash = 0;         // bytes F keeps for the backward
+  double weight_stash = 0;  // of those, what W reads: the projection's input and output gradient
+};
+MtpProjection mtp_projection(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
 PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
 
 }  // namespace ppsim

@@ -21,7 +21,10 @@ double gradient_bytes(const TrainingLayout& layout) {
 }
 
 double stage_expert_parameter_count(const Architecture& arch, const StageContents& stage, int expert_shards) {
-  return moe_layers_in(arch, stage.first_layer, stage.layers) * static_cast<double>(expert_parameter_count(arch)) /
+  // The MTP modules' experts sit on the last stage with the LM head.
+  const double mtp = stage.lm_head ? static_cast<double>(mtp_expert_parameter_count(arch)) : 0;
+  return (moe_layers_in(arch, stage.first_layer, stage.layers) * static_cast<double>(expert_parameter_count(arch)) +
+          mtp) /
          std::max(1, expert_shards);
 }
 
@@ -45,6 +48,7 @@ double stage_parameter_count(const Architecture& arch, const StageContents& stag
                  stage_expert_parameter_count(arch, stage, expert_shards);
   if (stage.embedding) count += table + static_cast<double>(arch.learned_positions) * h;
   if (stage.lm_head) {
+    count += static_cast<double>(mtp_parameter_count(arch) - mtp_expert_parameter_count(arch)) / t;
     count += arch.norm == Architecture::kLayerNorm ? 2 * h : h;
     // A tied head shares the embedding's table only when both live on the same stage.
     if (!arch.tied_embeddings || !single_stage) count += table;
@@ -77,6 +81,12 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
       const int experts = moe_layers_in(arch, stage.first_layer, stage.layers);
       memory[static_cast<std::size_t>(stage_device[s])].fp8_weight_count +=
           (stage.layers - experts) * dense + experts * moe;
+      if (stage.lm_head && arch.mtp_layers > 0) {  // each MTP module's layer and projection
+        const double projection = 2.0 * static_cast<double>(arch.hidden) * static_cast<double>(arch.hidden) /
+                                  layout.tensor_parallel;
+        memory[static_cast<std::size_t>(stage_device[s])].fp8_weight_count +=
+            arch.mtp_layers * ((is_moe_layer(arch, arch.layers - 1) ? moe : dense) + projection);
+      }
     }
   }
   // The distributed optimizer shards the dense parameters' state over d and the experts' over the

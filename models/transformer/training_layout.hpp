@@ -44,6 +44,7 @@ struct TrainingLayout {
   double moe_imbalance = 1;
   std::int64_t global_batch = 0;  // sequences per optimizer step: m * b * d
   Recompute recompute = Recompute::kNone;
+  RecomputeModules recompute_modules;  // what kSelective re-runs (--recompute-modules)
   bool flash_attention = true;
   bool distributed_optimizer = false;  // Adam state and master weights sharded over d (ZeRO-1)
   // torch's FSDP2 (fully_shard) on every stage over d (models/transformer/fully_sharded.hpp): a
@@ -94,7 +95,7 @@ struct TrainingLayout {
   ActivationLayout activation_layout() const {
     return ActivationLayout{seq,       micro_batch,     tensor_parallel,    sequence_parallel,
                             recompute, flash_attention, precision == "fp8", moe_imbalance,
-                            expert_tensor_parallel};
+                            expert_tensor_parallel, recompute_modules};
   }
 };
 

@@ -21,10 +21,21 @@ double recompute_flops(const TransformerSetup& setup) {
       return 0;
     case Recompute::kSelective: {
       // The attention core's two products, 4 s^2 q per sequence per layer (q = heads x head size,
-      // the hidden size unless the model sets a wider head_dim).
+      // the hidden size unless the model sets a wider head_dim); with MLA or a sliding window, the
+      // scores' and the context's over the keys each query meets. The other modules re-run
+      // memory-bound kernels only.
+      if (!layout.recompute_modules.core_attn) return 0;
       const double s = static_cast<double>(layout.seq);
       const double q = static_cast<double>(std::int64_t{arch.heads} * head_size(arch));
-      return 4 * s * s * q * arch.layers * static_cast<double>(layout.global_batch);
+      if (!has_mla(arch) && arch.sliding_window <= 0) {
+        return 4 * s * s * q * arch.layers * static_cast<double>(layout.global_batch);
+      }
+      const double v = static_cast<double>(value_width(arch));
+      double per_sequence = 0;
+      for (int i = 0; i < arch.layers; ++i) {
+        per_sequence += 2 * s * attention_keys(layout.seq, is_windowed_layer(arch, i) ? arch.sliding_window : 0) * (q + v);
+      }
+      return per_sequence * static_cast<double>(layout.global_batch);
     }
     case Recompute::kFull:
       return step_flops(arch, layout.seq, layout.global_batch, true) -

@@ -70,8 +70,8 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
     double stash = 0;
     double weight_stash = 0;
   };
-  auto kind = [&](bool moe) {
-    LayerKind k{.times = layer_pass_times(arch, layout, hardware, moe),
+  auto kind = [&](bool moe, bool windowed = false) {
+    LayerKind k{.times = layer_pass_times(arch, layout, hardware, moe, windowed),
                 .stash = activation_bytes_per_layer(arch, activation, moe)};
     // With full recomputation the layer is rebuilt before I, so W needs what it needs without it; the
     // engine's stash model cannot keep more than F allocated, so W's share is capped at the stash.
@@ -81,6 +81,15 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
   const LayerKind dense = kind(false);
   const LayerKind moe = has_experts(arch) ? kind(true) : dense;
   moe_layer_ = moe.times;
+  // Sliding-window layers differ only in their attention's time.
+  const bool windows = arch.sliding_window > 0;
+  const LayerKind windowed_dense = windows ? kind(false, true) : dense;
+  const LayerKind windowed_moe = windows && has_experts(arch) ? kind(true, true) : moe;
+  auto kind_of = [&](int layer) -> const LayerKind& {
+    const bool windowed = is_windowed_layer(arch, layer);
+    if (is_moe_layer(arch, layer)) return windowed ? windowed_moe : moe;
+    return windowed ? windowed_dense : dense;
+  };
   // The engine's one stash fraction (for peak_stashed in micro-batch units): the whole model's.
   const double moe_layers = moe_layer_count(arch);
   const double dense_layers = arch.layers - moe_layers;
@@ -98,9 +107,15 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
     costs.contents = contents;
     const int experts = moe_layers_in(arch, contents.first_layer, contents.layers);
     const int plain = contents.layers - experts;
+    int windowed_experts = 0, windowed_plain = 0;
+    for (int i = contents.first_layer; windows && i < contents.first_layer + contents.layers; ++i) {
+      if (is_windowed_layer(arch, i)) (is_moe_layer(arch, i) ? windowed_experts : windowed_plain) += 1;
+    }
     moe_layers_.push_back(experts);
-    costs.times = dense.times.scaled(plain);
-    if (experts > 0) costs.times += moe.times.scaled(experts);
+    costs.times = dense.times.scaled(plain - windowed_plain);
+    if (experts - windowed_experts > 0) costs.times += moe.times.scaled(experts - windowed_experts);
+    if (windowed_plain > 0) costs.times += windowed_dense.times.scaled(windowed_plain);
+    if (windowed_experts > 0) costs.times += windowed_moe.times.scaled(windowed_experts);
     costs.activation_bytes = plain * dense.stash + experts * moe.stash;
     costs.weight_stash_bytes = plain * dense.weight_stash + experts * moe.weight_stash;
     if (contents.embedding) costs.times += embedding;
@@ -108,6 +123,19 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
       costs.times += head;
       costs.activation_bytes += head_stash.activation;
       costs.weight_stash_bytes += head_stash.weight;
+      if (arch.mtp_layers > 0) {
+        // Each MTP module after the last layer: the embedding lookup of the shifted tokens, the two
+        // norms and the 2h -> h projection, a layer of the last layer's kind, the shared head and loss.
+        const LayerKind& layer = kind_of(arch.layers - 1);
+        const MtpProjection projection = mtp_projection(arch, layout, hardware);
+        PassTimes module = layer.times;
+        module += projection.times;
+        module += embedding;
+        module += head;
+        costs.times += module.scaled(arch.mtp_layers);
+        costs.activation_bytes += arch.mtp_layers * (layer.stash + projection.stash + head_stash.activation);
+        costs.weight_stash_bytes += arch.mtp_layers * (layer.weight_stash + projection.weight_stash + head_stash.weight);
+      }
     }
     stages_.push_back(costs);
   }

@@ -461,7 +461,8 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
     if (figures.static_bytes != static_bytes) {
       memory_problems.add("device ", d, " static bytes ", figures.static_bytes, ", cost model says ", static_bytes);
     }
-    // Replay: F allocates when it starts; B, I and W free when they end; at one instant frees go first.
+    // Replay: F allocates when it starts (in a layer-by-layer pair, when the pair ends, once its
+    // backward has freed); B, I and W free when they end; at one instant frees go first.
     struct Change {
       double time;
       bool allocation;
@@ -475,7 +476,8 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
       const std::int64_t kept = costs.weight_stash_bytes(span.action.stage);
       switch (span.action.op) {
         case Op::kForward:
-          changes.push_back({span.start, true, whole, 1.0});
+          changes.push_back({span.action.fused_with_next && program.layerwise_pairs ? span.end : span.start, true,
+                             whole, 1.0});
           break;
         case Op::kBackward:
           changes.push_back({span.end, false, -whole, -1.0});
