@@ -219,6 +219,21 @@ TEST_CASE("An MoE model runs, with or without expert parallelism, and what is no
   run = ppsim_cli({"run", "--model", moe, "-s", "combined-1f1b", "-p", "4", "-d", "2", "-e", "2", "--global-batch",
                    "16", "--format", "json"});
   CHECK(run.status == 0);
+  // Megatron's --recompute-modules: selective recomputation's modules, one line per mistake.
+  run = ppsim_cli({"run", "--model", moe, "-p", "4", "-m", "8", "--recompute-modules", "layernorm,moe_act",
+                   "--format", "json"});
+  REQUIRE(run.status == 0);
+  CHECK(nlohmann::json::parse(run.out)["scenario"]["recompute"] == "selective");
+  CHECK(nlohmann::json::parse(run.out)["scenario"]["recompute-modules"] == "layernorm,moe_act");
+  run = ppsim_cli({"run", "--model", moe, "-p", "4", "-m", "8", "--recompute", "full", "--recompute-modules",
+                   "layernorm"});
+  CHECK(run.err == "ppsim: error: --recompute-modules: needs --recompute selective, got --recompute full\n");
+  run = ppsim_cli({"run", "--model", moe, "-p", "4", "-m", "8", "--recompute-modules", "mlp"});
+  CHECK(run.err == "ppsim: error: --recompute-modules: 'mlp' is Megatron-LM's but not modelled yet; give core_attn, "
+                   "layernorm or moe_act\n");
+  run = ppsim_cli({"run", "--model", "llama3.1-8b", "--recompute-modules", "moe_act"});
+  CHECK(run.err == "ppsim: error: --recompute-modules: moe_act needs a mixture-of-experts model; llama3.1-8b is "
+                   "dense\n");
   run = ppsim_cli({"run", "--model", "llama3.1-8b", "--moe-dispatcher", "deepep"});
   CHECK(run.err == "ppsim: error: --moe-dispatcher: needs a mixture-of-experts model; llama3.1-8b is dense\n");
   run = ppsim_cli({"run", "--model", "llama3.1-8b", "-d", "8", "-e", "8"});

@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
+#include <vector>
 
 #include "models/transformer/data_parallel.hpp"
 #include "models/transformer/layer_costs.hpp"
@@ -14,6 +16,7 @@
 #include "models/transformer/stage_plan.hpp"
 #include "models/transformer/static_memory.hpp"
 #include "models/transformer/transformer_cost_model.hpp"
+#include "schedules/program.hpp"
 #include "support/ideal_machine.hpp"
 
 using Catch::Matchers::WithinAbs;
@@ -304,15 +307,16 @@ TEST_CASE("Expert gradients reduce over ranks e apart, so a node holds t d / e o
 
 TEST_CASE("Qwen3-30B-A3B's model state at Megatron-Bridge's layout is Megatron-LM's theoretical memory, but for the "
           "terms its estimator leaves out") {
-  // megatron/training/theoretical_memory_usage.py, compute_weight_and_optimizer_memory, for MoE:
-  // attention 2 h^2 (1 + g/a) q/h, each MoE layer 2 h (fe E 3/2 + 2) (SwiGLU experts and two
-  // LayerNorms), a final LayerNorm 2 h, untied embeddings 2 V h; on the most loaded rank the dense
-  // and replicated parameters at 6 + 12/DP bytes, the routed experts / (ETP EP) at 6 + 12/EDP.
+  // megatron/training/theoretical_memory_usage.py at d98e8a64, compute_weight_and_optimizer_memory,
+  // for MoE: attention 2 h^2 (1 + g/a) q/h, each MoE layer's routed experts 2 h fe E 3/2 (SwiGLU),
+  // its router h E and two norms 2 h (norm_size 1 for RMSNorm), a final norm h, untied embeddings
+  // 2 V h; on the most loaded rank the dense and replicated parameters at 6 + 12/DP bytes, the
+  // routed experts / (ETP EP) at 6 + 12/EDP.
   // Layout: 16 H100, t = 1, p = 1, d = 16, e = 16 (EDP = 1), distributed optimizer, fp32 gradients.
   const Architecture& arch = *ppsim::find_architecture_preset("qwen3-30b-a3b");
   const double h = 2048, q = 32 * 128, kv = 4 * 128, experts = 128, fe = 768, vocab = 151936, layers = 48;
   const double attention = 2 * h * q + 2 * h * kv;
-  const double megatron_dense = layers * (attention + 2 * h * 2) + 2 * h + 2 * vocab * h;
+  const double megatron_dense = layers * (attention + 2 * h + h * experts) + h + 2 * vocab * h;
   const double megatron_experts = layers * 2 * h * fe * experts * 1.5 / 16;
   const double megatron = megatron_dense * (6 + 12.0 / 16) + megatron_experts * (6 + 12.0 / 1);
 
@@ -325,10 +329,89 @@ TEST_CASE("Qwen3-30B-A3B's model state at Megatron-Bridge's layout is Megatron-L
   const ppsim::TransformerCostModel model({arch, l, *ppsim::find_hardware_preset("H100-SXM5-80GB")}, {0});
   const ppsim::StaticMemory& memory = model.static_memory()[0];
   CHECK(memory.expert_parameter_count == megatron_experts);
-  // What the estimator counts differently: RMSNorm has no bias (h fewer per norm: two a layer and
-  // the final one), and it leaves out the router (h x experts a layer) and Qwen3's QK norms (2 x 128).
-  const double missing = layers * (h * experts + 2 * 128) - layers * 2 * h - h;
+  // The one term the estimator leaves out: Qwen3's QK norms (2 x 128 a layer).
+  const double missing = layers * 2 * 128;
   CHECK(memory.parameter_count - memory.expert_parameter_count == megatron_dense + missing);
   const double ours = static_cast<double>(memory.parameters + memory.gradients + memory.optimizer);
   CHECK_THAT(ours, WithinAbs(megatron + missing * (6 + 12.0 / 16), 1.0));
+}
+
+TEST_CASE("Qwen3-235B-A22B's and DeepSeek-V3's model state on their first pipeline rank is Megatron-LM's theoretical "
+          "memory term by term") {
+  // The same estimator applied to the layers ppsim places on pipeline device 0. Megatron's formula
+  // itself assumes num_layers / p layers on every rank (11.75 for Qwen3-235B at p = 8) and its MTP
+  // block on the first rank; ppsim places whole layers (the remainder on the first stages) and the
+  // MTP module with the LM head on the last rank, so the comparison takes the layers device 0 holds.
+  // Its pools: attention (with MLA's latent norms) and shared experts split t ways, norms and the
+  // router replicated, routed experts / (ETP EP); dense and replicated at 6 + 12/DP bytes, experts at
+  // 6 + 12/EDP (megatron/training/theoretical_memory_usage.py at d98e8a64, compute_weight_and_optimizer_memory).
+  const ppsim::HardwareProfile& h100 = *ppsim::find_hardware_preset("H100-SXM5-80GB");
+  auto device0 = [&](const Architecture& arch, TrainingLayout l) {
+    l.distributed_optimizer = true;
+    const std::vector<int> devices = ppsim::loop_stage_mapping(l.pipeline, l.chunks);
+    const ppsim::TransformerCostModel model({arch, l, h100}, devices);
+    int dense = 0, moe = 0;
+    for (std::size_t s = 0; s < devices.size(); ++s) {
+      if (devices[s] != 0) continue;
+      const ppsim::StageContents& c = model.stages()[s].contents;
+      const int experts = ppsim::moe_layers_in(arch, c.first_layer, c.layers);
+      moe += experts;
+      dense += c.layers - experts;
+    }
+    return std::tuple{model.static_memory()[0], dense, moe};
+  };
+  SECTION("Qwen3-235B-A22B at the ModelZoo's layout: t = 2, p = 8, v = 4, d = 16, e = 32 (EDP 1)") {
+    const Architecture& arch = *ppsim::find_architecture_preset("qwen3-235b-a22b");
+    TrainingLayout l;
+    l.seq = 4096;
+    l.tensor_parallel = 2;
+    l.sequence_parallel = true;
+    l.pipeline = 8;
+    l.chunks = 4;
+    l.data_parallel = 16;
+    l.expert_parallel = 32;
+    l.global_batch = 2048;
+    const auto [memory, dense, moe] = device0(arch, l);
+    REQUIRE(dense == 0);
+    REQUIRE(moe == 12);  // stages 0, 8, 16 and 24 of 3 layers each, with the embedding
+    const double h = 4096, q = 64 * 128, kv = 4 * 128, experts = 128, fe = 1536, vocab = 151936;
+    const double split = moe * (2 * h * q + 2 * h * kv) + vocab * h;  // attention, embedding: / t
+    const double replicated = moe * (2 * h + h * experts);               // two RMSNorms, the router
+    const double routed = moe * 3 * h * fe * experts / 32;
+    const double megatron = (split / 2 + replicated) * (6 + 12.0 / 16) + routed * (6 + 12.0 / 1);
+    CHECK(memory.expert_parameter_count == routed);
+    // ppsim splits the norms and the router t ways too, and counts Qwen3's QK norms (2 x 128).
+    const double differs = -(replicated / 2) + moe * 2 * 128 / 2;
+    CHECK(memory.parameter_count - memory.expert_parameter_count == split / 2 + replicated + differs);
+    const double ours = static_cast<double>(memory.parameters + memory.gradients + memory.optimizer);
+    CHECK_THAT(ours, WithinAbs(megatron + differs * (6 + 12.0 / 16), 1.0));
+  }
+  SECTION("DeepSeek-V3 at Megatron-Bridge's H100 layout: t = 2, p = 8, v = 4, d = 64, e = 64 (EDP 2)") {
+    const Architecture& arch = *ppsim::find_architecture_preset("deepseek-v3");
+    TrainingLayout l;
+    l.seq = 4096;
+    l.tensor_parallel = 2;
+    l.sequence_parallel = true;
+    l.pipeline = 8;
+    l.chunks = 4;
+    l.data_parallel = 64;
+    l.expert_parallel = 64;
+    l.global_batch = 8192;
+    const auto [memory, dense, moe] = device0(arch, l);
+    REQUIRE(dense == 2);  // layers 0 and 1 with the embedding, then 16-17, 32-33, 48-49
+    REQUIRE(moe == 6);
+    const double h = 7168, experts = 256, fe = 2048, vocab = 129280, ffn = 18432;
+    // MLA as the estimator counts it: q_lora (h + heads (nope + rope) + 1) + kv_lora (h + heads
+    // (nope + v) + 1) + h rope + heads v h; the shared expert 3 h fe.
+    const double mla = 1536 * (h + 128 * 192 + 1) + 512 * (h + 128 * 256 + 1) + h * 64 + 128 * 128 * h;
+    const double split = (dense + moe) * mla + dense * 3 * h * ffn + moe * 3 * h * fe + vocab * h;
+    const double replicated = (dense + moe) * 2 * h + moe * h * experts;
+    const double routed = moe * 3 * h * fe * experts / 64;
+    const double megatron = (split / 2 + replicated) * (6 + 12.0 / 64) + routed * (6 + 12.0 / 2);
+    CHECK(memory.expert_parameter_count == routed);
+    const double differs = -(replicated / 2);  // ppsim splits the norms and the router t ways too
+    CHECK(memory.parameter_count - memory.expert_parameter_count == split / 2 + replicated + differs);
+    const double ours = static_cast<double>(memory.parameters + memory.gradients + memory.optimizer);
+    CHECK_THAT(ours, WithinAbs(megatron + differs * (6 + 12.0 / 64), 1.0));
+  }
 }
