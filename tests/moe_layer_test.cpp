@@ -346,7 +346,17 @@ TEST_CASE("Qwen3-235B-A22B's and DeepSeek-V3's model state on their first pipeli
   // router replicated, routed experts / (ETP EP); dense and replicated at 6 + 12/DP bytes, experts at
   // 6 + 12/EDP (megatron/training/theoretical_memory_usage.py at d98e8a64, compute_weight_and_optimizer_memory).
   const ppsim::HardwareProfile& h100 = *ppsim::find_hardware_preset("H100-SXM5-80GB");
-  auto device0 = [&](const Architecture& arch, TrainingLayout l) {
+  // Both published layouts: t = 2 with sequence parallelism, p = 8, v = 4, sequences of 4096.
+  auto device0 = [&](const Architecture& arch, int d, int e, std::int64_t global_batch) {
+    TrainingLayout l;
+    l.seq = 4096;
+    l.tensor_parallel = 2;
+    l.sequence_parallel = true;
+    l.pipeline = 8;
+    l.chunks = 4;
+    l.data_parallel = d;
+    l.expert_parallel = e;
+    l.global_batch = global_batch;
     l.distributed_optimizer = true;
     const std::vector<int> devices = ppsim::loop_stage_mapping(l.pipeline, l.chunks);
     const ppsim::TransformerCostModel model({arch, l, h100}, devices);
@@ -362,16 +372,7 @@ TEST_CASE("Qwen3-235B-A22B's and DeepSeek-V3's model state on their first pipeli
   };
   SECTION("Qwen3-235B-A22B at the ModelZoo's layout: t = 2, p = 8, v = 4, d = 16, e = 32 (EDP 1)") {
     const Architecture& arch = *ppsim::find_architecture_preset("qwen3-235b-a22b");
-    TrainingLayout l;
-    l.seq = 4096;
-    l.tensor_parallel = 2;
-    l.sequence_parallel = true;
-    l.pipeline = 8;
-    l.chunks = 4;
-    l.data_parallel = 16;
-    l.expert_parallel = 32;
-    l.global_batch = 2048;
-    const auto [memory, dense, moe] = device0(arch, l);
+    const auto [memory, dense, moe] = device0(arch, 16, 32, 2048);
     REQUIRE(dense == 0);
     REQUIRE(moe == 12);  // stages 0, 8, 16 and 24 of 3 layers each, with the embedding
     const double h = 4096, q = 64 * 128, kv = 4 * 128, experts = 128, fe = 1536, vocab = 151936;
@@ -388,16 +389,7 @@ TEST_CASE("Qwen3-235B-A22B's and DeepSeek-V3's model state on their first pipeli
   }
   SECTION("DeepSeek-V3 at Megatron-Bridge's H100 layout: t = 2, p = 8, v = 4, d = 64, e = 64 (EDP 2)") {
     const Architecture& arch = *ppsim::find_architecture_preset("deepseek-v3");
-    TrainingLayout l;
-    l.seq = 4096;
-    l.tensor_parallel = 2;
-    l.sequence_parallel = true;
-    l.pipeline = 8;
-    l.chunks = 4;
-    l.data_parallel = 64;
-    l.expert_parallel = 64;
-    l.global_batch = 8192;
-    const auto [memory, dense, moe] = device0(arch, l);
+    const auto [memory, dense, moe] = device0(arch, 64, 64, 8192);
     REQUIRE(dense == 2);  // layers 0 and 1 with the embedding, then 16-17, 32-33, 48-49
     REQUIRE(moe == 6);
     const double h = 7168, experts = 256, fe = 2048, vocab = 129280, ffn = 18432;
