@@ -147,3 +147,23 @@ TEST_CASE("On the H100 preset each phase's compute loses the SMs its all-to-all 
           model.compute_time(Op::kForward, 0) + model.compute_time(Op::kBackwardInput, 1));
   }
 }
+
+TEST_CASE("With windowed and full MoE layers a pair pairs each stage's mean layer and stays within its halves") {
+  // The pairing takes each stage's mean MoE layer, windowed and full ones differing in attention, so
+  // what is left alone is the stage's own remainder, never less than nothing.
+  Architecture arch = moe_model(4);
+  arch.sliding_window = 128;  // every layer windowed
+  const TrainingLayout l = two_stages();
+  const ppsim::HardwareProfile& h100 = *ppsim::find_hardware_preset("H100-SXM5-80GB");
+  const ppsim::TransformerCostModel model({arch, l, h100}, {0, 1});
+  const ppsim::PassTimes& s0 = model.stages()[0].times;
+  const ppsim::PassTimes& s1 = model.stages()[1].times;
+  const double pair = model.overlap_time(0, Op::kBackward, 1);
+  CHECK(pair >= without_dispatch(s0.forward));
+  CHECK(pair >= without_dispatch(full_backward(s1)));
+  CHECK(pair <= s0.forward.total() + full_backward(s1).total());
+  // Stage 1 alone, paired with itself (no pipeline): the same bounds.
+  const double self = model.overlap_time(1, Op::kBackward, 1);
+  CHECK(self >= without_dispatch(full_backward(s1)));
+  CHECK(self <= s1.forward.total() + full_backward(s1).total());
+}

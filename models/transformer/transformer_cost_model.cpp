@@ -80,7 +80,6 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
   };
   const LayerKind dense = kind(false);
   const LayerKind moe = has_experts(arch) ? kind(true) : dense;
-  moe_layer_ = moe.times;
   // Sliding-window layers differ only in their attention's time.
   const bool windows = arch.sliding_window > 0;
   const LayerKind windowed_dense = windows ? kind(false, true) : dense;
@@ -112,6 +111,13 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
       if (is_windowed_layer(arch, i)) (is_moe_layer(arch, i) ? windowed_experts : windowed_plain) += 1;
     }
     moe_layers_.push_back(experts);
+    if (windowed_experts == 0) {
+      mean_moe_layer_.push_back(moe.times);
+    } else {
+      PassTimes mean_moe = moe.times.scaled(experts - windowed_experts);
+      mean_moe += windowed_moe.times.scaled(windowed_experts);
+      mean_moe_layer_.push_back(mean_moe.scaled(1.0 / experts));
+    }
     costs.times = dense.times.scaled(plain - windowed_plain);
     if (experts - windowed_experts > 0) costs.times += moe.times.scaled(experts - windowed_experts);
     if (windowed_plain > 0) costs.times += windowed_dense.times.scaled(windowed_plain);
@@ -188,8 +194,8 @@ double TransformerCostModel::overlap_time(int forward_stage, Op backward_op, int
   const PassTime b = backward_half(stages_[static_cast<std::size_t>(backward_stage)].times, backward_op);
   const int pairs = std::min(moe_layers_[static_cast<std::size_t>(forward_stage)],
                              moe_layers_[static_cast<std::size_t>(backward_stage)]);
-  const PassTime layer_f = moe_layer_.forward;
-  const PassTime layer_b = backward_half(moe_layer_, backward_op);
+  const PassTime layer_f = mean_moe_layer_[static_cast<std::size_t>(forward_stage)].forward;
+  const PassTime layer_b = backward_half(mean_moe_layer_[static_cast<std::size_t>(backward_stage)], backward_op);
   if (pairs == 0 || layer_f.dispatch + layer_b.dispatch <= 0) {
     return CostModel::overlap_time(forward_stage, backward_op, backward_stage);
   }

@@ -68,8 +68,10 @@ class TransformerCostModel final : public CostModel {
   std::vector<int> stage_device_;
   int pipelines_ = 1;
   std::vector<TransformerStageCosts> stages_;
-  PassTimes moe_layer_;          // one MoE layer's passes (overlap_time pairs them layer by layer)
-  std::vector<int> moe_layers_;  // MoE layers per stage
+  // Per stage: its MoE layers and their mean passes (windowed and full ones differ), which
+  // overlap_time pairs layer by layer.
+  std::vector<int> moe_layers_;
+  std::vector<PassTimes> mean_moe_layer_;
   std::vector<StaticMemory> static_memory_;
   std::vector<ShardingCosts> sharding_;  // per stage, with layout.fsdp
   double message_bytes_ = 0;
