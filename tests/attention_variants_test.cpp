@@ -21,10 +21,7 @@ namespace {
 constexpr double kTokens = 2048;
 
 // A small dense model: h = 1024, 8 heads, SwiGLU 2048, RMSNorm, untied, no biases.
-Architecture dense() {
-  return Architecture{.name = "attention-test", .layers = 4, .hidden = 1024, .heads = 8, .kv_heads = 8,
-                      .ffn_hidden = 2048, .gated_mlp = true, .vocab = 32000, .norm = Architecture::kRmsNorm};
-}
+Architecture dense() { return ppsim::test::swiglu("attention-test"); }
 
 // The same with MLA: queries through a 256 latent, keys and values from a 128 latent and a 32-wide
 // rope key, heads of 64 + 32 for queries and keys and 64 for values.
@@ -70,7 +67,7 @@ TEST_CASE("A sliding window's layer meets 2w - w^2/s keys a query, the band of i
   Architecture arch = dense();
   arch.sliding_window = 128;
   arch.window_skip_freq = 2;  // layers 0 and 2 windowed, 1 and 3 full
-  CHECK(ppsim::windowed_layers_in(arch, 0, 4) == 2);
+  CHECK(ppsim::layer_kinds(arch, 0, 4).windowed() == 2);
   const ppsim::LayerFlops full = ppsim::layer_flops(arch, 2048, 1, false, false);
   const ppsim::LayerFlops band = ppsim::layer_flops(arch, 2048, 1, false, true);
   const double keys = ppsim::attention_keys(2048, 128);

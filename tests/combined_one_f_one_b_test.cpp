@@ -58,9 +58,7 @@ TEST_CASE("Combined 1F1B refuses a pipeline without virtual stages, as Megatron-
 }
 
 TEST_CASE("On an MoE model combined 1F1B hides the all-to-alls that interleaved 1F1B pays in full") {
-  ppsim::Architecture arch{.name = "moe-test", .layers = 8, .hidden = 1024, .heads = 8, .kv_heads = 8,
-                           .ffn_hidden = 2048, .gated_mlp = true, .vocab = 32000,
-                           .norm = ppsim::Architecture::kRmsNorm};
+  ppsim::Architecture arch = ppsim::test::swiglu("moe-test", 8);
   arch.moe = {.experts = 8, .top_k = 2, .expert_ffn_hidden = 512};
   ppsim::TrainingLayout l;
   l.seq = 2048;

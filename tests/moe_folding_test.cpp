@@ -25,8 +25,7 @@ constexpr double kSharedWidth = 512;  // two shared experts of 256
 
 // Four experts of width 512, two per token, SwiGLU, no dropout, no biases; h = 1024, 8 heads.
 Architecture routed_only() {
-  Architecture arch{.name = "moe-test", .layers = 4, .hidden = 1024, .heads = 8, .kv_heads = 8,
-                    .ffn_hidden = 2048, .gated_mlp = true, .vocab = 32000, .norm = Architecture::kRmsNorm};
+  Architecture arch = ppsim::test::swiglu("moe-test");
   arch.moe = {.experts = 4, .top_k = 2, .expert_ffn_hidden = 512};
   return arch;
 }

@@ -30,8 +30,7 @@ namespace {
 
 // Four experts of width 512, two per token, SwiGLU, no dropout, no biases; h = 1024, 8 heads.
 Architecture moe_model(int layers = 4) {
-  Architecture arch{.name = "moe-test", .layers = layers, .hidden = 1024, .heads = 8, .kv_heads = 8,
-                    .ffn_hidden = 2048, .gated_mlp = true, .vocab = 32000, .norm = Architecture::kRmsNorm};
+  Architecture arch = ppsim::test::swiglu("moe-test", layers);
   arch.moe = {.experts = 4, .top_k = 2, .expert_ffn_hidden = 512};
   return arch;
 }

@@ -219,7 +219,7 @@ TEST_CASE("MoE parameter counts, total and activated, match the model cards") {
     CHECK(billions(ppsim::active_parameter_count(arch) - embedding, 0.01) == Approx(5.13));
     CHECK(ppsim::is_windowed_layer(arch, 0));
     CHECK_FALSE(ppsim::is_windowed_layer(arch, 1));
-    CHECK(ppsim::windowed_layers_in(arch, 0, 36) == 18);
+    CHECK(ppsim::layer_kinds(arch, 0, 36).windowed() == 18);
   }
 }
 

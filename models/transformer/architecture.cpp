@@ -31,10 +31,17 @@ bool is_windowed_layer(const Architecture& arch, int index) {
   return arch.window_skip_freq <= 0 || (index + 1) % arch.window_skip_freq != 0;
 }
 
-int windowed_layers_in(const Architecture& arch, int first, int count) {
-  int windowed = 0;
-  for (int i = first; i < first + count; ++i) windowed += is_windowed_layer(arch, i) ? 1 : 0;
-  return windowed;
+LayerKinds layer_kinds(const Architecture& arch, int first, int count) {
+  LayerKinds kinds;
+  for (int i = first; i < first + count; ++i) {
+    const bool moe = is_moe_layer(arch, i);
+    if (is_windowed_layer(arch, i)) {
+      (moe ? kinds.windowed_moe : kinds.windowed_dense) += 1;
+    } else {
+      (moe ? kinds.moe : kinds.dense) += 1;
+    }
+  }
+  return kinds;
 }
 
 std::int64_t attention_weight_count(const Architecture& arch) {

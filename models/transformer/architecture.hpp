@@ -111,7 +111,12 @@ bool has_mla(const Architecture& arch);
 std::int64_t value_width(const Architecture& arch);
 // Whether layer `index` (from 0) attends through a sliding window.
 bool is_windowed_layer(const Architecture& arch, int index);
-int windowed_layers_in(const Architecture& arch, int first, int count);
+// The `count` layers from `first` by kind: dense or MoE, with full or windowed attention.
+struct LayerKinds {
+  int dense = 0, moe = 0, windowed_dense = 0, windowed_moe = 0;
+  int windowed() const { return windowed_dense + windowed_moe; }
+};
+LayerKinds layer_kinds(const Architecture& arch, int first, int count);
 // The weights of the attention's linear layers: Q, K, V and O, or MLA's down and up projections and O.
 std::int64_t attention_weight_count(const Architecture& arch);
 // Parameters of the multi-token prediction modules: each one's 2h x h projection, its two RMSNorms

@@ -71,17 +71,11 @@ double step_flops(const Architecture& arch, std::int64_t seq, std::int64_t batch
     return (full_recompute ? 2 : 1) * layer.forward + layer.input_grad + layer.weight_grad;
   };
   // Layers by kind (MoE or dense, windowed or not), each kind's count times its FLOPs.
-  int windowed_moe = 0, windowed_dense = 0;
-  for (int i = 0; i < arch.layers; ++i) {
-    if (!is_windowed_layer(arch, i)) continue;
-    (is_moe_layer(arch, i) ? windowed_moe : windowed_dense) += 1;
-  }
-  const int moe_layers = moe_layer_count(arch) - windowed_moe;
-  const int dense_layers = arch.layers - moe_layer_count(arch) - windowed_dense;
+  const LayerKinds kinds = layer_kinds(arch, 0, arch.layers);
   const LayerFlops head = lm_head_flops(arch, seq, batch);
-  double flops = dense_layers * per_layer(false, false) + (moe_layers > 0 ? moe_layers * per_layer(true, false) : 0);
-  if (windowed_dense > 0) flops += windowed_dense * per_layer(false, true);
-  if (windowed_moe > 0) flops += windowed_moe * per_layer(true, true);
+  double flops = kinds.dense * per_layer(false, false) + (kinds.moe > 0 ? kinds.moe * per_layer(true, false) : 0);
+  if (kinds.windowed_dense > 0) flops += kinds.windowed_dense * per_layer(false, true);
+  if (kinds.windowed_moe > 0) flops += kinds.windowed_moe * per_layer(true, true);
   // One term at a time, as a dense model's sum has always been taken (its figures stay exact).
   flops += head.forward;
   flops += head.input_grad;

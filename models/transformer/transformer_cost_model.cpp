@@ -104,24 +104,21 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
   for (const StageContents& contents : plan.stages) {
     TransformerStageCosts costs;
     costs.contents = contents;
-    const int experts = moe_layers_in(arch, contents.first_layer, contents.layers);
-    const int plain = contents.layers - experts;
-    int windowed_experts = 0, windowed_plain = 0;
-    for (int i = contents.first_layer; windows && i < contents.first_layer + contents.layers; ++i) {
-      if (is_windowed_layer(arch, i)) (is_moe_layer(arch, i) ? windowed_experts : windowed_plain) += 1;
-    }
+    const LayerKinds kinds = layer_kinds(arch, contents.first_layer, contents.layers);
+    const int experts = kinds.moe + kinds.windowed_moe;
+    const int plain = kinds.dense + kinds.windowed_dense;
     moe_layers_.push_back(experts);
-    if (windowed_experts == 0) {
+    if (kinds.windowed_moe == 0) {
       mean_moe_layer_.push_back(moe.times);
     } else {
-      PassTimes mean_moe = moe.times.scaled(experts - windowed_experts);
-      mean_moe += windowed_moe.times.scaled(windowed_experts);
+      PassTimes mean_moe = moe.times.scaled(kinds.moe);
+      mean_moe += windowed_moe.times.scaled(kinds.windowed_moe);
       mean_moe_layer_.push_back(mean_moe.scaled(1.0 / experts));
     }
-    costs.times = dense.times.scaled(plain - windowed_plain);
-    if (experts - windowed_experts > 0) costs.times += moe.times.scaled(experts - windowed_experts);
-    if (windowed_plain > 0) costs.times += windowed_dense.times.scaled(windowed_plain);
-    if (windowed_experts > 0) costs.times += windowed_moe.times.scaled(windowed_experts);
+    costs.times = dense.times.scaled(kinds.dense);
+    if (kinds.moe > 0) costs.times += moe.times.scaled(kinds.moe);
+    if (kinds.windowed_dense > 0) costs.times += windowed_dense.times.scaled(kinds.windowed_dense);
+    if (kinds.windowed_moe > 0) costs.times += windowed_moe.times.scaled(kinds.windowed_moe);
     costs.activation_bytes = plain * dense.stash + experts * moe.stash;
     costs.weight_stash_bytes = plain * dense.weight_stash + experts * moe.weight_stash;
     if (contents.embedding) costs.times += embedding;

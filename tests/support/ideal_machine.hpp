@@ -45,4 +45,11 @@ inline Architecture gpt(int layers = 8) {
                       .source = "test"};
 }
 
+// A small Llama-style model (h = 1024, 8 heads of 128, SwiGLU 2048, RMSNorm, untied, no biases),
+// the base of the MoE and attention tests' models.
+inline Architecture swiglu(const char* name, int layers = 4) {
+  return Architecture{.name = name, .layers = layers, .hidden = 1024, .heads = 8, .kv_heads = 8,
+                      .ffn_hidden = 2048, .gated_mlp = true, .vocab = 32000, .norm = Architecture::kRmsNorm};
+}
+
 }  // namespace ppsim::test
