@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
+#include "models/exchange.hpp"
 #include "schedules/action.hpp"
 
 namespace ppsim {
@@ -53,6 +55,12 @@ class CostModel {
   virtual double overlap_time(int forward_stage, Op backward_op, int backward_stage) const {
     return compute_time(Op::kForward, forward_stage) + compute_time(backward_op, backward_stage);
   }
+
+  // Where the expert all-to-alls of an op fall inside it, for timelines (`partner`: the backward
+  // half of an overlapped pair, else null): appended to `out` in order of start. Only asked for when
+  // has_exchanges() says some op has any; by default none.
+  virtual bool has_exchanges() const { return false; }
+  virtual void exchanges(const Action& /*action*/, const Action* /*partner*/, std::vector<Exchange>& /*out*/) const {}
 };
 
 }  // namespace ppsim

@@ -80,6 +80,7 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
                             const CostModel& costs, const EngineOptions& options) {
   costs_ = &costs;
   options_ = options;
+  record_exchanges_ = options.record_timeline && costs.has_exchanges();
   if (options_.noise != nullptr && !options_.noise->any()) options_.noise = nullptr;  // none: no draws
   m_ = m;
   const int stages = static_cast<int>(stage_device.size());
@@ -515,8 +516,34 @@ double Engine::noise_factor_of_message(const Action& from) const {
 
 void Engine::record_span(int device, const Action& action, const Action* partner, double start, double end) {
   const Span span{device, action, start, end, partner != nullptr ? *partner : Action{}};
-  if (options_.timeline_sink != nullptr) return options_.timeline_sink->on_span(span);
-  timeline_.spans.push_back(span);
+  if (options_.timeline_sink != nullptr) {
+    options_.timeline_sink->on_span(span);
+  } else {
+    timeline_.spans.push_back(span);
+  }
+  if (record_exchanges_) record_exchanges(span, partner);
+}
+
+// The cost model places the op's all-to-alls in its modelled time; a noisy op stretches them with it.
+void Engine::record_exchanges(const Span& span, const Action* partner) {
+  exchange_buffer_.clear();
+  costs_->exchanges(span.action, partner, exchange_buffer_);
+  const double length = span.end - span.start;
+  for (const Exchange& exchange : exchange_buffer_) {
+    Action half = exchange.of_partner && partner != nullptr ? *partner : span.action;
+    half.fused_with_next = false;
+    const ExchangeSpan record{span.device,
+                              half,
+                              exchange.kind,
+                              exchange.recomputed,
+                              span.start + exchange.from * length,
+                              span.start + exchange.to * length};
+    if (options_.timeline_sink != nullptr) {
+      options_.timeline_sink->on_exchange(record);
+    } else {
+      timeline_.exchanges.push_back(record);
+    }
+  }
 }
 
 void Engine::record_memory(int device, double time) {

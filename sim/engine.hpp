@@ -216,6 +216,7 @@ class Engine {
   // Timeline recording stays out of line so the event loop's functions stay small without it.
   [[gnu::noinline]] void record_span(int device, const Action& action, const Action* partner, double start, double end);
   [[gnu::noinline]] void record_memory(int device, double time);
+  void record_exchanges(const Span& span, const Action* partner);
   [[gnu::noinline]] void record_message(const Link& link, const Action& from, double enqueued, double start, double end,
                                         double arrival, std::int64_t bytes);
   // Called once per op from the event loop; inlined there.
@@ -392,6 +393,8 @@ class Engine {
   std::vector<std::uint8_t> gradients_held_;
   EventQueue events_;
   Timeline timeline_;
+  bool record_exchanges_ = false;  // a timeline of a cost model with expert all-to-alls
+  std::vector<Exchange> exchange_buffer_;
   std::vector<std::vector<Slot>> ring_storage_;  // per stage
   std::vector<SweepDevice> sweep_devices_;
   // Per device: whether it waits for a message (the sweep's wake test). One byte, but not a character

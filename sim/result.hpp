@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/exchange.hpp"
 #include "schedules/action.hpp"
 
 namespace ppsim {
@@ -75,6 +76,17 @@ struct MessageSpan {
   std::int64_t bytes = 0;
 };
 
+// An expert all-to-all inside a recorded span, on the device's communication stream: the span's
+// place for it (CostModel::exchanges) scaled to the span's actual time.
+struct ExchangeSpan {
+  int device = 0;
+  Action action;  // the op whose tokens move (an overlapped pair's forward or backward half)
+  ExchangeKind kind = ExchangeKind::kDispatch;
+  bool recomputed = false;
+  double start = 0;
+  double end = 0;
+};
+
 struct MemorySample {
   int device = 0;
   double time = 0;
@@ -86,6 +98,7 @@ struct Timeline {
   std::vector<Span> spans;  // in order of start per device
   std::vector<MessageSpan> messages;
   std::vector<MemorySample> memory;
+  std::vector<ExchangeSpan> exchanges;  // in order of start per device; empty without expert parallelism
 };
 
 struct Result {

@@ -18,6 +18,8 @@ class TimelineSink {
   virtual void on_span(const Span& span) = 0;
   virtual void on_message(const MessageSpan& message) = 0;
   virtual void on_memory(const MemorySample& sample) = 0;
+  // Right after its span; only a cost model with expert all-to-alls makes any.
+  virtual void on_exchange(const ExchangeSpan& /*exchange*/) {}
 };
 
 // What a streamed timeline's writer needs to know before the records come.

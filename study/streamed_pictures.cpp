@@ -88,4 +88,9 @@ void PictureDigestStreamer::Both::on_memory(const MemorySample& sample) {
   if (kept) kept->memory.push_back(sample);
 }
 
+void PictureDigestStreamer::Both::on_exchange(const ExchangeSpan& exchange) {
+  if (figure != nullptr) figure->on_exchange(exchange);
+  if (kept) kept->exchanges.push_back(exchange);  // a few per span: bounded with them
+}
+
 }  // namespace ppsim

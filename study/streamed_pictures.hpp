@@ -66,6 +66,7 @@ class PictureDigestStreamer final : public TimelineStreamer {
     void on_span(const Span& span) override;
     void on_message(const MessageSpan& message) override;
     void on_memory(const MemorySample& sample) override;
+    void on_exchange(const ExchangeSpan& exchange) override;
   };
   std::optional<FigureScale> scale_;
   std::vector<GridFinderStreamer::Found> grids_;

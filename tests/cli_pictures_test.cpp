@@ -155,7 +155,11 @@ TEST_CASE("a trace and a JSON timeline streamed as the engine runs have the byte
                              Args{"run", "-s", "zbv", "-p", "3", "-m", "7", "--latency", "0.1"},
                              Args{"compare", "-s", "gpipe,interleaved-1f1b,zb-h2", "-p", "3", "-m", "6"},
                              Args{"run", "--model", "llama2-7b", "-s", "1f1b", "-p", "4", "-m", "8", "-d", "2"},
-                             Args{"run", "--model", "zb-gpt-1.5b", "-s", "interleaved-1f1b", "-p", "2", "-m", "4"});
+                             Args{"run", "--model", "zb-gpt-1.5b", "-s", "interleaved-1f1b", "-p", "2", "-m", "4"},
+                             Args{"run", "--model", "qwen3-30b-a3b", "-s", "dualpipev", "-p", "2", "-m", "4", "-d",
+                                  "8", "-e", "8", "--recompute", "full"},
+                             Args{"run", "--model", "qwen3-30b-a3b", "-s", "combined-1f1b", "-p", "2", "-v", "2",
+                                  "-m", "4", "-d", "8", "-e", "8"});
   const bool json_timeline = GENERATE(false, true);
   INFO(args[2] << " " << args[3] << (json_timeline ? " with --timeline --format json" : ""));
   const TempDir dir("cli-streamed-trace");
@@ -179,6 +183,40 @@ TEST_CASE("a trace and a JSON timeline streamed as the engine runs have the byte
   std::size_t files = 0;  // the spool became the trace; nothing else is left
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path)) ++files;
   CHECK(files == 3);
+}
+
+TEST_CASE("an MoE run's all-to-alls get their own thread in the trace, a strip in the SVG and a list in the JSON",
+          "[cli][pictures]") {
+  const TempDir dir("cli-exchanges");
+  const CliRun run = cli({"run", "--model", "qwen3-30b-a3b", "-s", "dualpipev", "-p", "2", "-m", "4", "-d", "8", "-e",
+                          "8", "--trace", dir.file("t.json"), "--svg", dir.file("t.svg"), "--timeline", "--format",
+                          "json"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  const auto timeline = nlohmann::json::parse(run.out).at("timeline");
+  // Qwen3-30B-A3B's 48 MoE layers on 2 devices, 4 stages of 12: per micro-batch and stage an F and
+  // a B (alone or in a pair), each with a dispatch and a combine per layer.
+  REQUIRE(timeline.at("exchanges").size() == 4 * 4 * 2 * 12 * 2);
+  const auto& first = timeline.at("exchanges").at(0);
+  CHECK(first.at("device") == 0);
+  CHECK(first.at("action") == "0F0");
+  CHECK(first.at("exchange") == "dispatch");
+  CHECK(first.at("recomputed") == false);
+  const std::string trace = read(dir.file("t.json"));
+  CHECK(count_of(trace, "\"args\":{\"name\":\"expert all-to-all\"}") == 2);  // one thread per device
+  CHECK(count_of(trace, "\"cat\":\"all-to-all\"") == 4 * 4 * 2 * 12 * 2);
+  CHECK(trace.find("{\"name\":\"dispatch 0F0\",\"cat\":\"all-to-all\",\"ph\":\"X\",\"pid\":1,") !=
+        std::string::npos);
+  const std::string svg = read(dir.file("t.svg"));
+  CHECK_FALSE(xml_error(svg).has_value());
+  CHECK(count_of(svg, "<rect class=\"a2a dispatch\"") == 4 * 4 * 2 * 12 + 1);  // and the legend's swatch
+  CHECK(count_of(svg, "<rect class=\"a2a combine\"") == 4 * 4 * 2 * 12 + 1);
+  CHECK(count_of(svg, "<g class=\"all-to-all\"") == 2);
+  // A dense run's outputs say nothing of all-to-alls.
+  const CliRun dense = cli({"run", "--model", "llama2-7b", "-s", "1f1b", "-p", "2", "-m", "4", "--timeline",
+                            "--format", "json", "--svg", dir.file("d.svg")});
+  REQUIRE(dense.status == ppsim::kExitOk);
+  CHECK_FALSE(nlohmann::json::parse(dense.out).at("timeline").contains("exchanges"));
+  CHECK(read(dir.file("d.svg")).find("class=\"a2a") == std::string::npos);
 }
 
 TEST_CASE("pictures of a run too large to keep are drawn from digests as it runs", "[cli][pictures]") {

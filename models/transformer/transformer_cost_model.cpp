@@ -142,6 +142,27 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
     }
     stages_.push_back(costs);
   }
+  if (moe.times.forward.dispatch + moe.times.input_grad.dispatch > 0) {
+    for (const TransformerStageCosts& stage : stages_) {
+      const StageContents& contents = stage.contents;
+      std::vector<Piece> pieces;
+      if (contents.embedding) pieces.push_back({embedding, false});
+      for (int layer = contents.first_layer; layer < contents.first_layer + contents.layers; ++layer) {
+        pieces.push_back({kind_of(layer).times, is_moe_layer(arch, layer)});
+      }
+      if (contents.lm_head) {
+        pieces.push_back({head, false});
+        for (int k = 0; k < arch.mtp_layers; ++k) {
+          PassTimes lead = embedding;
+          lead += mtp_projection(arch, layout, hardware).times;
+          pieces.push_back({lead, false});
+          pieces.push_back({kind_of(arch.layers - 1).times, is_moe_layer(arch, arch.layers - 1)});
+          pieces.push_back({head, false});
+        }
+      }
+      pieces_.push_back(std::move(pieces));
+    }
+  }
   static_memory_ =
       static_memory_per_device(arch, layout, plan, stage_device_, layout.pipeline);
   if (layout.fsdp) {
@@ -186,15 +207,18 @@ PassTime backward_half(const PassTimes& times, Op op) {
 // of four maxima, not the longer of two whole streams. The compute of a phase is slowed by the SMs
 // the all-to-all takes while it runs: DeepEP's 20, NCCL's as a data-parallel collective's
 // channels. Dense layers, the embedding, the LM head and MoE layers without a partner run alone.
-double TransformerCostModel::overlap_time(int forward_stage, Op backward_op, int backward_stage) const {
-  const PassTime f = stages_[static_cast<std::size_t>(forward_stage)].times.forward;
-  const PassTime b = backward_half(stages_[static_cast<std::size_t>(backward_stage)].times, backward_op);
-  const int pairs = std::min(moe_layers_[static_cast<std::size_t>(forward_stage)],
-                             moe_layers_[static_cast<std::size_t>(backward_stage)]);
-  const PassTime layer_f = mean_moe_layer_[static_cast<std::size_t>(forward_stage)].forward;
-  const PassTime layer_b = backward_half(mean_moe_layer_[static_cast<std::size_t>(backward_stage)], backward_op);
-  if (pairs == 0 || layer_f.dispatch + layer_b.dispatch <= 0) {
-    return CostModel::overlap_time(forward_stage, backward_op, backward_stage);
+TransformerCostModel::PairPhases TransformerCostModel::pair_phases(int forward_stage, Op backward_op,
+                                                                  int backward_stage) const {
+  PairPhases pair;
+  pair.pairs = std::min(moe_layers_[static_cast<std::size_t>(forward_stage)],
+                        moe_layers_[static_cast<std::size_t>(backward_stage)]);
+  pair.layer_f = mean_moe_layer_[static_cast<std::size_t>(forward_stage)].forward;
+  pair.layer_b = backward_half(mean_moe_layer_[static_cast<std::size_t>(backward_stage)], backward_op);
+  const PassTime& layer_f = pair.layer_f;
+  const PassTime& layer_b = pair.layer_b;
+  if (pair.pairs == 0 || layer_f.dispatch + layer_b.dispatch <= 0) {
+    pair.pairs = 0;
+    return pair;
   }
   const GemmModel& gemm = setup_.hardware.gemm_model;
   const int sms = setup_.layout.moe_dispatcher == "deepep" ? kDeepEpSms : kDataParallelCollectiveSms;
@@ -205,10 +229,19 @@ double TransformerCostModel::overlap_time(int forward_stage, Op backward_op, int
   // Dispatch and combine move the same copies: half of a pass's token traffic each.
   const double f_attention = layer_f.total() - layer_f.dispatch - layer_f.experts;
   const double b_attention = layer_b.total() - layer_b.dispatch - layer_b.experts;
-  const double paired = phase(f_attention, layer_b.dispatch / 2) + phase(layer_b.experts, layer_f.dispatch / 2) +
-                        phase(layer_f.experts, layer_b.dispatch / 2) + phase(b_attention, layer_f.dispatch / 2);
-  const double alone = f.total() + b.total() - pairs * (layer_f.total() + layer_b.total());
-  return pairs * paired + alone;
+  pair.phase = {phase(f_attention, layer_b.dispatch / 2), phase(layer_b.experts, layer_f.dispatch / 2),
+                phase(layer_f.experts, layer_b.dispatch / 2), phase(b_attention, layer_f.dispatch / 2)};
+  const PassTime f = stages_[static_cast<std::size_t>(forward_stage)].times.forward;
+  const PassTime b = backward_half(stages_[static_cast<std::size_t>(backward_stage)].times, backward_op);
+  pair.alone = f.total() + b.total() - pair.pairs * (layer_f.total() + layer_b.total());
+  return pair;
+}
+
+double TransformerCostModel::overlap_time(int forward_stage, Op backward_op, int backward_stage) const {
+  const PairPhases pair = pair_phases(forward_stage, backward_op, backward_stage);
+  if (pair.pairs == 0) return CostModel::overlap_time(forward_stage, backward_op, backward_stage);
+  const double paired = pair.phase[0] + pair.phase[1] + pair.phase[2] + pair.phase[3];
+  return pair.pairs * paired + pair.alone;
 }
 
 ShardingCosts TransformerCostModel::sharding(int stage) const {

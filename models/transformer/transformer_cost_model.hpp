@@ -4,6 +4,7 @@
 // a transformer architecture, a training layout and a hardware profile, for a program whose stages
 // sit on devices as `stage_device` says. Everything is computed once, in the constructor.
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ class TransformerCostModel final : public CostModel {
   // stream beside the other half's compute (transformer_cost_model.cpp). A dense model has nothing
   // to hide: the sum of the halves.
   double overlap_time(int forward_stage, Op backward_op, int backward_stage) const override;
+  // Under expert parallelism, where each MoE layer's dispatch and combine fall inside an op or an
+  // overlapped pair, for the timelines' all-to-all lanes (expert_exchanges.cpp).
+  bool has_exchanges() const override { return !pieces_.empty(); }
+  void exchanges(const Action& action, const Action* partner, std::vector<Exchange>& out) const override;
 
   const TransformerSetup& setup() const { return setup_; }
   const std::vector<TransformerStageCosts>& stages() const { return stages_; }
@@ -72,6 +77,23 @@ class TransformerCostModel final : public CostModel {
   // overlap_time pairs layer by layer.
   std::vector<int> moe_layers_;
   std::vector<PassTimes> mean_moe_layer_;
+  // An overlapped pair as overlap_time runs it: `pairs` layer pairs of four phases each (0 when
+  // nothing overlaps), then the layers and parts that run alone.
+  struct PairPhases {
+    int pairs = 0;
+    PassTime layer_f;  // the mean MoE layer's forward and backward half
+    PassTime layer_b;
+    std::array<double, 4> phase{};
+    double alone = 0;
+  };
+  PairPhases pair_phases(int forward_stage, Op backward_op, int backward_stage) const;
+  // The parts of a stage's forward in order (the embedding, each layer, the head, MTP modules'
+  // parts) and whether each is an MoE layer, for exchanges(); empty when no layer exchanges tokens.
+  struct Piece {
+    PassTimes times;
+    bool moe = false;
+  };
+  std::vector<std::vector<Piece>> pieces_;
   std::vector<StaticMemory> static_memory_;
   std::vector<ShardingCosts> sharding_;  // per stage, with layout.fsdp
   double message_bytes_ = 0;

@@ -21,7 +21,16 @@ namespace {
 
 constexpr int kComputeThread = 1;
 // Thread of the link from a device to device `dst`: kLinkThreadBase + dst, so they sort after compute.
+// After the links of p devices: the data-parallel collectives (kLinkThreadBase + p), then the expert
+// all-to-alls (kLinkThreadBase + p + 1), which sort right after compute (their sort index).
 constexpr int kLinkThreadBase = 2;
+
+int exchange_thread(int devices) { return kLinkThreadBase + devices + 1; }
+
+std::string exchange_name(const ExchangeSpan& exchange) {
+  return std::string(ppsim::exchange_name(exchange.kind)) + " " + to_string(exchange.action) +
+         (exchange.recomputed ? " (recomputed)" : "");
+}
 
 // Invalid UTF-8 (a path from the command line) becomes U+FFFD, as in the JSON reporter.
 std::string quoted(const std::string& text) {
@@ -61,7 +70,11 @@ double trace_microseconds_per_unit(const Report& report) { return times_in_secon
 class ChromeTraceWriter::Run final : public TimelineSink {
  public:
   Run(ChromeTraceWriter& writer, const TimelineShape& shape, int base_pid)
-      : writer_(writer), shape_(shape), base_pid_(base_pid), us_(shape.seconds ? 1e6 : 1) {}
+      : writer_(writer),
+        shape_(shape),
+        base_pid_(base_pid),
+        us_(shape.seconds ? 1e6 : 1),
+        exchange_devices_(static_cast<std::size_t>(std::max(shape.num_devices, 0)), false) {}
 
   void on_span(const Span& span) override {
     spans_.item("{\"name\":\"" + op_name(span) + "\",\"cat\":\"compute\",\"ph\":\"X\",\"pid\":" + pid(span.device) +
@@ -117,6 +130,21 @@ class ChromeTraceWriter::Run final : public TimelineSink {
     flush_resolved();
   }
 
+  // An MoE layer's dispatch or combine, on the device's all-to-all thread.
+  void on_exchange(const ExchangeSpan& exchange) override {
+    const Action& a = exchange.action;
+    exchanges_.item("{\"name\":\"" + exchange_name(exchange) + "\",\"cat\":\"all-to-all\",\"ph\":\"X\",\"pid\":" +
+                    pid(exchange.device) + ",\"tid\":" + std::to_string(exchange_thread(devices())) +
+                    ",\"ts\":" + ts(exchange.start) + ",\"dur\":" + ts(exchange.end - exchange.start) +
+                    ",\"args\":{\"stage\":" + std::to_string(a.stage) + ",\"microbatch\":" +
+                    std::to_string(a.microbatch) + ",\"op\":\"" + std::string(1, op_letter(a.op)) + "\"}}");
+    if (exchange.device >= 0 && exchange.device < devices()) {
+      exchange_devices_[static_cast<std::size_t>(exchange.device)] = true;
+    }
+  }
+  // The devices whose all-to-all thread has slices, for its name.
+  const std::vector<bool>& exchange_devices() const { return exchange_devices_; }
+
   // Two counter tracks, so that each has its own scale: bytes (GiB) would flatten stash counts.
   void on_memory(const MemorySample& sample) override {
     const std::string where = ",\"ph\":\"C\",\"pid\":" + pid(sample.device) + ",\"tid\":" +
@@ -132,6 +160,7 @@ class ChromeTraceWriter::Run final : public TimelineSink {
     for (Pending& pending : pending_) pending.resolved = true;
     flush_resolved();
     spans_.copy_to(out);
+    exchanges_.copy_to(out);
     messages_.copy_to(out);
     memory_.copy_to(out);
   }
@@ -165,6 +194,7 @@ class ChromeTraceWriter::Run final : public TimelineSink {
 
   std::string ts(double t) const { return format_exact(t * us_); }
   std::string pid(int device) const { return std::to_string(base_pid_ + device); }
+  int devices() const { return shape_.num_devices; }
   int stages() const { return static_cast<int>(shape_.stage_device.size()); }
   int device_of(int stage) const { return shape_.stage_device[static_cast<std::size_t>(stage)]; }
   // A forward, or the backward half (B or I) that sends a gradient; W sends nothing.
@@ -235,6 +265,8 @@ class ChromeTraceWriter::Run final : public TimelineSink {
   SpoolSection spans_;
   SpoolSection messages_;
   SpoolSection memory_;
+  SpoolSection exchanges_;
+  std::vector<bool> exchange_devices_;
   std::unordered_map<std::int64_t, Kept> kept_;
   std::deque<Pending> pending_;
   std::int64_t first_pending_ = 0;                      // index of pending_.front() since the run began
@@ -310,6 +342,15 @@ void ChromeTraceWriter::end(const Report& report) {
     }
   }
   if (run_) {
+    const std::vector<bool>& exchanges = run_->exchange_devices();
+    const std::string tid = std::to_string(exchange_thread(p));
+    for (int d = 0; d < p && static_cast<std::size_t>(d) < exchanges.size(); ++d) {
+      if (!exchanges[static_cast<std::size_t>(d)]) continue;
+      event("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid(d) + ",\"tid\":" + tid +
+            ",\"args\":{\"name\":\"expert all-to-all\"}}");
+      event("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":" + pid(d) + ",\"tid\":" + tid +
+            ",\"args\":{\"sort_index\":" + std::to_string(kComputeThread) + "}}");
+    }
     run_->finish(out_);
     run_.reset();
   }
@@ -331,8 +372,10 @@ std::string render_chrome_trace(std::span<const Report> reports) {
   for (const Report& report : reports) {
     if (report.result.timeline) {
       // Spans first, then messages: every receiver is known when its message comes.
-      TimelineSink& sink = writer.begin({report.program.stage_device, report.params.m, times_in_seconds(report)});
+      TimelineSink& sink = writer.begin({report.program.stage_device, report.params.m, times_in_seconds(report),
+                                         static_cast<int>(report.result.per_device.size())});
       for (const Span& span : report.result.timeline->spans) sink.on_span(span);
+      for (const ExchangeSpan& exchange : report.result.timeline->exchanges) sink.on_exchange(exchange);
       for (const MessageSpan& message : report.result.timeline->messages) sink.on_message(message);
       for (const MemorySample& sample : report.result.timeline->memory) sink.on_memory(sample);
     }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Chrome trace-event JSON, which Perfetto (ui.perfetto.dev) and chrome://tracing open: a process per
-// device, its compute on one thread and each outgoing link on another, flow arrows from every send
-// to the op that receives it, memory as a counter track, and the configuration in "otherData".
+// device, its compute on one thread (its expert all-to-alls on another), each outgoing link on
+// another, flow arrows from every send to the op that receives it, memory as a counter track, and the
+// configuration in "otherData".
 // Format: "Trace Event Format", Google, docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
 
 #include <iosfwd>

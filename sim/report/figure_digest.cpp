@@ -41,6 +41,7 @@ FigureDigest::FigureDigest(double time_end, bool memory_bytes, std::size_t devic
       // A curve with more points than twice the bins is drawn as envelopes: every peak stays visible.
       envelope_above_(2 * static_cast<std::size_t>(figure_geometry::kPlotWidth / figure_geometry::kBinPx)),
       lanes_(devices, FigureBins(bins_)),
+      exchange_lanes_(devices),
       curves_(devices) {}
 
 void FigureDigest::on_span(const Span& span) {
@@ -62,6 +63,14 @@ void FigureDigest::on_message(const MessageSpan& message) {
   // Busy share at the bottom, the share in flight (latency) above it; flights may overlap.
   add_to_bins(it->second, bin_time_, message.depart_start, message.depart_end, 0);
   add_to_bins(it->second, bin_time_, message.depart_end, message.arrival, 1);
+}
+
+void FigureDigest::on_exchange(const ExchangeSpan& exchange) {
+  ++exchanges_;
+  if (exchange.device < 0 || static_cast<std::size_t>(exchange.device) >= exchange_lanes_.size()) return;
+  FigureBins& bins = exchange_lanes_[static_cast<std::size_t>(exchange.device)];
+  if (bins.empty()) bins.resize(bins_);
+  add_to_bins(bins, bin_time_, exchange.start, exchange.end, exchange.kind == ExchangeKind::kDispatch ? 0 : 1);
 }
 
 const FigureBins* FigureDigest::link(int src, int dst) const {

@@ -58,6 +58,7 @@ class FigureDigest final : public TimelineSink {
   void on_span(const Span& span) override;
   void on_message(const MessageSpan& message) override;
   void on_memory(const MemorySample& sample) override;
+  void on_exchange(const ExchangeSpan& exchange) override;
   // After the last record: settles the curves' last points.
   void finish();
 
@@ -67,12 +68,16 @@ class FigureDigest final : public TimelineSink {
   double bin_time() const { return bin_time_; }
   std::size_t spans() const { return spans_; }
   std::size_t messages() const { return messages_; }
+  std::size_t exchanges() const { return exchanges_; }
   // Some message took time: the scenario gave the links a latency or a bandwidth.
   bool messages_take_time() const { return messages_take_time_; }
   const std::array<bool, kNumFigureKinds>& kinds_present() const { return present_; }
   double last_time() const { return last_time_; }  // the latest op end or message arrival
   double last_span_end() const { return last_span_end_; }
   const FigureBins& lane(std::size_t device) const { return lanes_[device]; }
+  // A device's expert all-to-alls: dispatch (kind 0) and combine (kind 1) time per bin; empty when
+  // it had none.
+  const FigureBins& exchange_lane(std::size_t device) const { return exchange_lanes_[device]; }
   // Busy (kind 0) and in-flight (kind 1) time of the link src -> dst; nullptr when it sent nothing.
   const FigureBins* link(int src, int dst) const;
   const MemoryCurve& memory(std::size_t device) const { return curves_[device].curve; }
@@ -99,11 +104,13 @@ class FigureDigest final : public TimelineSink {
   std::size_t envelope_above_;  // points
   std::size_t spans_ = 0;
   std::size_t messages_ = 0;
+  std::size_t exchanges_ = 0;
   bool messages_take_time_ = false;
   std::array<bool, kNumFigureKinds> present_{};
   double last_time_ = 0;
   double last_span_end_ = 0;
   std::vector<FigureBins> lanes_;
+  std::vector<FigureBins> exchange_lanes_;  // each sized at its device's first exchange
   std::map<std::pair<int, int>, FigureBins> links_;
   std::vector<CurveState> curves_;
 };

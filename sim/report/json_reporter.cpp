@@ -63,6 +63,12 @@ Json timeline_json(const Timeline& timeline) {
   object["spans"] = std::move(spans);
   object["messages"] = std::move(messages);
   object["memory"] = std::move(memory);
+  // Expert all-to-alls only where there are some, so that every other timeline keeps its bytes.
+  if (!timeline.exchanges.empty()) {
+    Json exchanges = Json::array();
+    for (const ExchangeSpan& exchange : timeline.exchanges) exchanges.push_back(exchange_to_json(exchange));
+    object["exchanges"] = std::move(exchanges);
+  }
   return object;
 }
 
@@ -124,6 +130,17 @@ nlohmann::ordered_json memory_sample_to_json(const MemorySample& sample) {
   object["time"] = sample.time;
   object["bytes"] = sample.bytes;
   object["stashed"] = sample.stashed;
+  return object;
+}
+
+nlohmann::ordered_json exchange_to_json(const ExchangeSpan& exchange) {
+  Json object;
+  object["device"] = exchange.device;
+  object["action"] = to_string(exchange.action);
+  object["exchange"] = exchange_name(exchange.kind);
+  object["recomputed"] = exchange.recomputed;
+  object["start"] = exchange.start;
+  object["end"] = exchange.end;
   return object;
 }
 

@@ -22,5 +22,6 @@ nlohmann::ordered_json report_to_json(const Report& report, const ReportOptions&
 nlohmann::ordered_json span_to_json(const Span& span);
 nlohmann::ordered_json message_to_json(const MessageSpan& message);
 nlohmann::ordered_json memory_sample_to_json(const MemorySample& sample);
+nlohmann::ordered_json exchange_to_json(const ExchangeSpan& exchange);
 
 }  // namespace ppsim

@@ -26,7 +26,11 @@ std::string element(const nlohmann::ordered_json& json, std::size_t indent) {
 
 // Report keys sit at 2·depth + 2 columns, the timeline's at + 2 more, its arrays' elements + 2 more.
 StreamedTimeline::StreamedTimeline(std::size_t depth)
-    : depth_(depth), spans_(",\n", false), messages_(",\n", false), memory_(",\n", false) {}
+    : depth_(depth),
+      spans_(",\n", false),
+      messages_(",\n", false),
+      memory_(",\n", false),
+      exchanges_(",\n", false) {}
 
 void StreamedTimeline::on_span(const Span& span) { spans_.item(element(span_to_json(span), 2 * depth_ + 6)); }
 
@@ -36,6 +40,10 @@ void StreamedTimeline::on_message(const MessageSpan& message) {
 
 void StreamedTimeline::on_memory(const MemorySample& sample) {
   memory_.item(element(memory_sample_to_json(sample), 2 * depth_ + 6));
+}
+
+void StreamedTimeline::on_exchange(const ExchangeSpan& exchange) {
+  exchanges_.item(element(exchange_to_json(exchange), 2 * depth_ + 6));
 }
 
 void StreamedTimeline::write(std::ostream& out) {
@@ -54,7 +62,10 @@ void StreamedTimeline::write(std::ostream& out) {
   out << "{\n";
   array("spans", spans_, false);
   array("messages", messages_, false);
-  array("memory", memory_, true);
+  // As timeline_json: the all-to-alls only where some op has any, so other timelines keep their bytes.
+  const bool exchanges = !exchanges_.empty();
+  array("memory", memory_, !exchanges);
+  if (exchanges) array("exchanges", exchanges_, true);
   out << std::string(2 * depth_ + 2, ' ') << '}';
 }
 

@@ -22,6 +22,7 @@ class StreamedTimeline final : public TimelineSink {
   void on_span(const Span& span) override;
   void on_message(const MessageSpan& message) override;
   void on_memory(const MemorySample& sample) override;
+  void on_exchange(const ExchangeSpan& exchange) override;
   // The value of the report's "timeline" key, as the JSON reporter prints a stored one there.
   void write(std::ostream& out);
 
@@ -30,6 +31,7 @@ class StreamedTimeline final : public TimelineSink {
   SpoolSection spans_;
   SpoolSection messages_;
   SpoolSection memory_;
+  SpoolSection exchanges_;
 };
 
 // Gives each run of a `--format json --timeline` study its StreamedTimeline and hands it to the
@@ -65,6 +67,9 @@ class TeeStreamer final : public TimelineStreamer {
     }
     void on_memory(const MemorySample& sample) override {
       for (TimelineSink* sink : sinks) sink->on_memory(sample);
+    }
+    void on_exchange(const ExchangeSpan& exchange) override {
+      for (TimelineSink* sink : sinks) sink->on_exchange(exchange);
     }
   };
   std::vector<TimelineStreamer*> streamers_;

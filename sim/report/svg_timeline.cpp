@@ -28,6 +28,7 @@ constexpr double kTitleBaseline = 18;
 constexpr double kCaptionBaseline = 36;
 constexpr double kLegendTop = 45;
 constexpr double kLanesTop = 66;
+constexpr double kLegendRow = 18;  // a second legend row, for the all-to-all strips' key
 constexpr double kAxisHeight = 38;
 constexpr double kMemoryHeading = 18;
 constexpr double kMemoryHeight = 100;
@@ -76,6 +77,7 @@ std::shared_ptr<const FigureDigest> digest_of(const Report& report, const Figure
   for (const Span& span : timeline.spans) digest->on_span(span);
   for (const MessageSpan& message : timeline.messages) digest->on_message(message);
   for (const MemorySample& sample : timeline.memory) digest->on_memory(sample);
+  for (const ExchangeSpan& exchange : timeline.exchanges) digest->on_exchange(exchange);
   digest->finish();
   return digest;
 }
@@ -86,6 +88,7 @@ struct TimelineCounts {
   bool messages_take_time = false;
   std::size_t spans = 0;
   std::size_t messages = 0;
+  std::size_t exchanges = 0;
 };
 
 TimelineCounts timeline_counts(const Report& report) {
@@ -100,11 +103,13 @@ TimelineCounts timeline_counts(const Report& report) {
         });
     counts.spans = timeline.spans.size();
     counts.messages = timeline.messages.size();
+    counts.exchanges = timeline.exchanges.size();
   } else if (report.figure_digest) {
     counts.any = true;
     counts.messages_take_time = report.figure_digest->messages_take_time();
     counts.spans = report.figure_digest->spans();
     counts.messages = report.figure_digest->messages();
+    counts.exchanges = report.figure_digest->exchanges();
   }
   return counts;
 }
@@ -134,6 +139,13 @@ std::string message_title(const MessageSpan& message, const TimeUnit& unit) {
   return to_string(message.from) + " d" + std::to_string(message.src) + " to d" + std::to_string(message.dst) +
          ": on the link " + at_time(message.depart_start, unit) + " to " + at_time(message.depart_end, unit) +
          ", arrives " + at_time(message.arrival, unit) + " " + unit.name + ", " + format_bytes(message.bytes);
+}
+
+// An all-to-all's tooltip: what moves, for which op, and when.
+std::string exchange_title(const ExchangeSpan& exchange, const TimeUnit& unit) {
+  return std::string(exchange_name(exchange.kind)) + " all-to-all of " + to_string(exchange.action) +
+         (exchange.recomputed ? " (recomputed forward)" : "") + " on d" + std::to_string(exchange.device) + ": " +
+         at_time(exchange.start, unit) + " to " + at_time(exchange.end, unit) + " " + unit.name;
 }
 
 // For v > 1, each stage's chunk on its device (0 for its lowest stage, 1 for the next, ...): later
@@ -236,6 +248,39 @@ void draw_heading(std::string& out, const Report& report, const FigureScale& sca
   (void)scale;
 }
 
+// Each device's expert all-to-alls on a thin strip under its lane: a bar per dispatch and combine, or
+// their busy share per bin when the lanes are aggregated.
+void draw_exchanges(std::string& out, const Report& report, const FigureDigest& digest, const FigureScale& scale,
+                    const FigureLayout& layout) {
+  if (layout.exchange_top.empty()) return;
+  const std::size_t devices = layout.exchange_top.size();
+  const TimeUnit unit = display_time_unit(scale.seconds, scale.time_end);
+  const double h = layout.exchange_height;
+  std::vector<std::string> bars(devices);
+  if (!layout.aggregated) {
+    for (const ExchangeSpan& exchange : report.result.timeline->exchanges) {
+      if (exchange.device < 0 || static_cast<std::size_t>(exchange.device) >= devices) continue;
+      const auto d = static_cast<std::size_t>(exchange.device);
+      const double x0 = figure_x(layout, scale, exchange.start);
+      const double x1 = figure_x(layout, scale, exchange.end);
+      bars[d] += std::string("<rect class=\"a2a ") + exchange_name(exchange.kind) + "\" x=\"" + fixed(x0) +
+                 "\" y=\"" + fixed(layout.exchange_top[d]) + "\" width=\"" + fixed(std::max(x1 - x0, 0.0)) +
+                 "\" height=\"" + fixed(h) + "\"><title>" + xml_escape(exchange_title(exchange, unit)) +
+                 "</title></rect>\n";
+    }
+  }
+  const std::array<const char*, kNumKinds> classes = {"a2a dispatch", "a2a combine", "a2a", "a2a", "a2a"};
+  for (std::size_t d = 0; d < devices; ++d) {
+    out += "<g class=\"all-to-all\" data-device=\"" + std::to_string(d) + "\">\n";
+    if (layout.aggregated) {
+      draw_bins(out, digest.exchange_lane(d), digest.bin_time(), layout.plot_left, layout.exchange_top[d], h, classes);
+    } else {
+      out += bars[d];
+    }
+    out += "</g>\n";
+  }
+}
+
 // `chunked`: boxes of a device's later chunks are drawn lighter (v > 1, one box per op).
 void draw_legend(std::string& out, const FigureDigest& digest, const FigureLayout& layout, const FigureOptions& options,
                  bool chunked) {
@@ -273,6 +318,22 @@ void draw_legend(std::string& out, const FigureDigest& digest, const FigureLayou
     std::string flight;
     rect(flight, "flight", x, y + 3, 10, 4);
     item(flight, "in flight (latency)");
+  }
+  // The strips' key on a row of its own, which the lanes leave room for (figure_layout).
+  if (!layout.exchange_top.empty()) {
+    const double first_row_end = x;
+    x = 8;
+    const double row = y + kLegendRow;
+    text(out, "legend", x, row + 9, "under each lane, its expert all-to-alls:");
+    x += 14 + 40 * kCharWidth;
+    std::string dispatch;
+    rect(dispatch, "a2a dispatch", x, row + 2, 10, 6);
+    text(out, "legend", x + 14, row + 9, "dispatch");
+    x += 14 + 8 * kCharWidth + 14;
+    rect(dispatch, "a2a combine", x, row + 2, 10, 6);
+    out += dispatch;
+    text(out, "legend", x + 14, row + 9, "combine");
+    x = first_row_end;
   }
   if (layout.aggregated) {
     text(out, "legend", x, y + 9,
@@ -346,6 +407,7 @@ void draw_lanes(std::string& out, const Report& report, const FigureDigest& dige
     }
     out += "</g>\n";
   }
+  draw_exchanges(out, report, digest, scale, layout);
 }
 
 void draw_links(std::string& out, const Report& report, const FigureDigest& digest, const FigureScale& scale,
@@ -545,12 +607,19 @@ FigureLayout figure_layout(const Report& report, const FigureScale& scale, std::
   // Lanes get thinner with many devices so a figure stays within a screen or two.
   layout.lane_height = devices <= 16 ? 20 : std::max(3.0, std::floor(320.0 / static_cast<double>(devices)));
   const double gap = layout.lane_height >= 10 ? 4 : 1;
-  double y = kLanesTop;
+  const TimelineCounts counts = timeline_counts(report);
+  // Expert all-to-alls get a strip under each device's lane.
+  if (counts.exchanges > 0) layout.exchange_height = layout.lane_height >= 10 ? 6 : std::max(1.0, layout.lane_height / 3);
+  double y = kLanesTop + (counts.exchanges > 0 ? kLegendRow : 0);
   for (std::size_t d = 0; d < devices; ++d) {
     layout.lane_top.push_back(y);
-    y += layout.lane_height + gap;
+    y += layout.lane_height;
+    if (counts.exchanges > 0) {
+      layout.exchange_top.push_back(y + 1);
+      y += 1 + layout.exchange_height;
+    }
+    y += gap;
   }
-  const TimelineCounts counts = timeline_counts(report);
   if (counts.messages_take_time) {
     layout.link_height = layout.lane_height >= 10 ? 8 : std::max(2.0, layout.lane_height / 2);
     y += 4;
@@ -562,7 +631,8 @@ FigureLayout figure_layout(const Report& report, const FigureScale& scale, std::
     }
   }
   if (counts.any) {
-    layout.aggregated = counts.spans > max_drawn_ops || (!layout.links.empty() && counts.messages > max_drawn_ops);
+    layout.aggregated = counts.spans > max_drawn_ops || (!layout.links.empty() && counts.messages > max_drawn_ops) ||
+                        counts.exchanges > max_drawn_ops;
     if (!layout.aggregated && !report.result.timeline) {
       throw std::logic_error("figure_layout: a digest draws only aggregated lanes; this timeline needs keeping");
     }
@@ -604,6 +674,8 @@ std::string figure_style() {
          ".ppsim-figure .chart{fill:#fafafa;stroke:#bbb;stroke-width:1}\n"
          ".ppsim-figure .msg{fill:#555}\n"
          ".ppsim-figure .flight{fill:#b8b8b8}\n"
+         ".ppsim-figure .a2a.dispatch{fill:#59a14f}\n"
+         ".ppsim-figure .a2a.combine{fill:#b07aa1}\n"
          ".ppsim-figure .mem{fill:none;stroke-width:1.5}\n"
          ".ppsim-figure .peak{stroke:#fff;stroke-width:1}\n"
          ".ppsim-figure .cap{stroke:#d62728;stroke-width:1.5;stroke-dasharray:6 4}\n"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// SVG pictures of recorded timelines: one lane per device with ops as boxes coloured by kind, the
+// SVG pictures of recorded timelines: one lane per device with ops as boxes coloured by kind (and,
+// under expert parallelism, a strip beneath it of the MoE layers' dispatch and combine), the
 // warm-up / steady / cool-down boundaries, a time axis with units, and memory over time beneath.
 
 #include <cstddef>
@@ -45,6 +46,8 @@ struct FigureLayout {
   std::vector<std::size_t> links;  // indices into result.per_link of the links that get a lane
   std::vector<double> link_top;    // per drawn link
   double link_height = 0;
+  std::vector<double> exchange_top;  // per device, the strip of its expert all-to-alls; empty without
+  double exchange_height = 0;
   double axis_top = 0;
   double memory_top = 0;  // top of the memory chart's plotting area
   double memory_height = 0;
