@@ -78,8 +78,8 @@ constexpr std::array<SettingInfo, 67> kSettings = {{
     {"sequence-parallel", "--sequence-parallel", "", "shard the norms and residuals over the sequence (t > 1)"},
     {"recompute", "--recompute", "MODE", "activation recomputation: none (default), selective or full"},
     {"recompute-modules", "--recompute-modules", "LIST",
-     "what selective recomputation re-runs, Megatron-LM's names: core_attn (its default), layernorm, moe_act; "
-     "implies --recompute selective"},
+     "what selective recomputation re-runs, Megatron-LM's names: core_attn (its default), layernorm, moe_act, mlp, "
+     "moe, shared_experts, mla_up_proj; implies --recompute selective"},
     {"flash-attention", "--flash-attention", "", "fused attention without s x s tensors (default; --no-flash-attention)"},
     {"distributed-optimizer", "--distributed-optimizer", "", "shard master weights and Adam state over d (ZeRO-1)"},
     {"fsdp", "--fsdp", "",
@@ -322,6 +322,10 @@ double fraction_from_text(std::string_view text, const std::string& source) {
   return fraction_from_number(number_from_text(text, source, "a number between 0 and 1"), source);
 }
 
+// Megatron-LM's recompute_modules that ppsim models (transformer_config.py lists a few more, for
+// attention variants it does not: gdn_norm_out, gdp_in_proj, gdp_qkv, mhc).
+constexpr const char* kRecomputeModuleNames = "core_attn, layernorm, moe_act, mlp, moe, shared_experts and mla_up_proj";
+
 RecomputeModules recompute_modules_from_text(std::string_view text, const std::string& source) {
   RecomputeModules modules{.core_attn = false};
   std::size_t start = 0;
@@ -334,10 +338,16 @@ RecomputeModules recompute_modules_from_text(std::string_view text, const std::s
       modules.layernorm = true;
     } else if (name == "moe_act") {
       modules.moe_act = true;
-    } else if (name == "mlp" || name == "moe" || name == "mla_up_proj" || name == "shared_experts") {
-      fail(source, quote(name) + " is Megatron-LM's but not modelled yet; give core_attn, layernorm or moe_act");
+    } else if (name == "mlp") {
+      modules.mlp = true;
+    } else if (name == "moe") {
+      modules.moe = true;
+    } else if (name == "shared_experts") {
+      modules.shared_experts = true;
+    } else if (name == "mla_up_proj") {
+      modules.mla_up_proj = true;
     } else {
-      fail(source, "must be a comma-separated list of core_attn, layernorm and moe_act, got " + quote(text));
+      fail(source, "must be a comma-separated list of " + std::string(kRecomputeModuleNames) + ", got " + quote(text));
     }
     start = comma + 1;
   }
@@ -346,8 +356,10 @@ RecomputeModules recompute_modules_from_text(std::string_view text, const std::s
 
 std::string recompute_modules_text(const RecomputeModules& modules) {
   std::string text;
-  for (const auto& [on, name] : {std::pair{modules.core_attn, "core_attn"}, std::pair{modules.layernorm, "layernorm"},
-                                 std::pair{modules.moe_act, "moe_act"}}) {
+  for (const auto& [on, name] :
+       {std::pair{modules.core_attn, "core_attn"}, std::pair{modules.layernorm, "layernorm"},
+        std::pair{modules.moe_act, "moe_act"}, std::pair{modules.mlp, "mlp"}, std::pair{modules.moe, "moe"},
+        std::pair{modules.shared_experts, "shared_experts"}, std::pair{modules.mla_up_proj, "mla_up_proj"}}) {
     if (on) text += (text.empty() ? "" : ",") + std::string(name);
   }
   return text;

@@ -133,9 +133,20 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
                        scenario.source_of("recompute") + " " + recompute_name(layout.recompute));
     }
     layout.recompute = Recompute::kSelective;
-    if (layout.recompute_modules.moe_act && !has_experts(arch)) {
-      throw InputError(scenario.source_of("recompute-modules") + ": moe_act needs a mixture-of-experts model; " +
-                       arch.name + " is dense");
+    const RecomputeModules& modules = layout.recompute_modules;
+    auto refuse_module = [&](const char* name, const std::string& why) {
+      throw InputError(scenario.source_of("recompute-modules") + ": " + name + " needs " + why);
+    };
+    for (const auto& [on, name] : {std::pair{modules.moe_act, "moe_act"}, std::pair{modules.moe, "moe"},
+                                   std::pair{modules.shared_experts, "shared_experts"}}) {
+      if (on && !has_experts(arch)) refuse_module(name, "a mixture-of-experts model; " + arch.name + " is dense");
+    }
+    if (modules.shared_experts && arch.moe.shared_experts == 0) {
+      refuse_module("shared_experts", "shared experts; " + arch.name + " has none");
+    }
+    // Megatron-LM refuses it too (transformer_config.py): only with multi-latent attention.
+    if (modules.mla_up_proj && !has_mla(arch)) {
+      refuse_module("mla_up_proj", "multi-latent attention (\"mla\"); " + arch.name + " has none");
     }
   }
   const int e = layout.expert_parallel;

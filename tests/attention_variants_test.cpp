@@ -145,3 +145,62 @@ TEST_CASE("Recomputing the experts' activation drops each routed copy's down-pro
   // A dense layer has no experts' activation to re-run.
   CHECK(ppsim::layer_pass_times(arch, l, ppsim::test::ideal_machine(), false).input_grad.recompute == 0);
 }
+
+TEST_CASE("Recomputing a dense layer's MLP keeps only its input and re-runs its GEMMs and activation in I") {
+  const Architecture arch = dense();
+  TrainingLayout l = layout();
+  l.recompute = ppsim::Recompute::kSelective;
+  l.recompute_modules = {.core_attn = false, .mlp = true};
+  const double kept = ppsim::activation_bytes_per_layer(arch, layout().activation_layout());
+  // Gate and up outputs and the down projection's input, 2 bytes each of 2048; the first GEMM's input
+  // gives way to the checkpoint's, the same 2h.
+  CHECK(kept - ppsim::activation_bytes_per_layer(arch, l.activation_layout()) == kTokens * 3 * 2048 * 2);
+  const ppsim::PassTimes times = ppsim::layer_pass_times(arch, l, ppsim::test::ideal_machine());
+  // Gate and up (h x 2f) and down (f x h) at the peak; SwiGLU reads gate and up and writes their product.
+  CHECK_THAT(times.input_grad.recompute,
+             WithinRel(2 * kTokens * 1024 * 3 * 2048 / kPeak + 3 * kTokens * 2048 * 2 / kHbm, 1e-9));
+  // An MoE layer has no dense MLP to re-run.
+  Architecture moe = dense();
+  moe.moe = {.experts = 4, .top_k = 2, .expert_ffn_hidden = 512};
+  CHECK(ppsim::layer_pass_times(moe, l, ppsim::test::ideal_machine(), true).input_grad.recompute == 0);
+}
+
+TEST_CASE("Recomputing an MoE layer whole keeps only its input and runs its all-to-alls again") {
+  Architecture arch = dense();
+  arch.moe = {.experts = 4, .top_k = 2, .expert_ffn_hidden = 512};
+  TrainingLayout l = layout();
+  l.recompute = ppsim::Recompute::kSelective;
+  l.recompute_modules = {.core_attn = false, .moe = true};
+  const double kept = ppsim::activation_bytes_per_layer(arch, layout().activation_layout(), true);
+  // Per token: the router's fp32 probabilities over 4 experts; per routed copy (2) its input, gate
+  // and up outputs and down input (2048 + 2048 + 1024 bytes), and per own copy the output it gets
+  // back with its weight (2048 + 4). The router's input gives way to the checkpoint's, the same 2h.
+  CHECK(kept - ppsim::activation_bytes_per_layer(arch, l.activation_layout(), true) ==
+        kTokens * (4 * 4 + 2 * (2048 + 2048 + 1024) + 2 * (2048 + 4)));
+  // The re-run holds the layer's dispatch and combine: with two expert-parallel ranks it grows by
+  // exactly the forward's token exchange (each rank's experts see as many copies either way).
+  l.data_parallel = 2;
+  const ppsim::HardwareProfile machine = ppsim::test::ideal_machine();
+  const ppsim::PassTimes local = ppsim::layer_pass_times(arch, l, machine, true);
+  l.expert_parallel = 2;
+  const ppsim::PassTimes spread = ppsim::layer_pass_times(arch, l, machine, true);
+  REQUIRE(spread.forward.dispatch > 0);
+  CHECK_THAT(spread.input_grad.recompute - local.input_grad.recompute, WithinRel(spread.forward.dispatch, 1e-9));
+  CHECK(local.input_grad.recompute > local.forward.experts);  // the router and the experts, not the attention
+  CHECK(local.input_grad.recompute < local.forward.total() - local.forward.attention);
+}
+
+TEST_CASE("Recomputing MLA's up projections drops Q, K and V and re-runs the projections and the rotary embedding") {
+  const Architecture arch = latent();
+  TrainingLayout l = layout();
+  l.recompute = ppsim::Recompute::kSelective;
+  l.recompute_modules = {.core_attn = false, .mla_up_proj = true};
+  const double kept = ppsim::activation_bytes_per_layer(arch, layout().activation_layout());
+  // Queries and keys 8 x 96 wide, values 8 x 64, 2 bytes each.
+  CHECK(kept - ppsim::activation_bytes_per_layer(arch, l.activation_layout()) == kTokens * (768 + 768 + 512) * 2);
+  const ppsim::PassTimes times = ppsim::layer_pass_times(arch, l, ppsim::test::ideal_machine());
+  // q up 256 x 768 and kv up 128 x 8 (64 + 64) at the peak; the rope of 8 query heads' 32 and the
+  // one 32-wide key, read and written.
+  CHECK_THAT(times.input_grad.recompute,
+             WithinRel(2 * kTokens * (256 * 768 + 128 * 1024) / kPeak + 2 * kTokens * (8 * 32 + 32) * 2 / kHbm, 1e-9));
+}

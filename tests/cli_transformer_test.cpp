@@ -228,9 +228,16 @@ TEST_CASE("An MoE model runs, with or without expert parallelism, and what is no
   run = ppsim_cli({"run", "--model", moe, "-p", "4", "-m", "8", "--recompute", "full", "--recompute-modules",
                    "layernorm"});
   CHECK(run.err == "ppsim: error: --recompute-modules: needs --recompute selective, got --recompute full\n");
-  run = ppsim_cli({"run", "--model", moe, "-p", "4", "-m", "8", "--recompute-modules", "mlp"});
-  CHECK(run.err == "ppsim: error: --recompute-modules: 'mlp' is Megatron-LM's but not modelled yet; give core_attn, "
-                   "layernorm or moe_act\n");
+  run = ppsim_cli({"run", "--model", moe, "-p", "4", "-m", "8", "--recompute-modules", "core_attn,mlp,moe,attn"});
+  CHECK(run.err == "ppsim: error: --recompute-modules: must be a comma-separated list of core_attn, layernorm, moe_act, "
+                   "mlp, moe, shared_experts and mla_up_proj, got 'core_attn,mlp,moe,attn'\n");
+  run = ppsim_cli({"run", "--model", moe, "-p", "4", "-m", "8", "--recompute-modules", "mla_up_proj"});
+  CHECK(run.err == "ppsim: error: --recompute-modules: mla_up_proj needs multi-latent attention (\"mla\"); "
+                   "mixtral-8x7b has none\n");
+  run = ppsim_cli({"run", "--model", moe, "-p", "4", "-m", "8", "--recompute-modules", "shared_experts"});
+  CHECK(run.err == "ppsim: error: --recompute-modules: shared_experts needs shared experts; mixtral-8x7b has none\n");
+  run = ppsim_cli({"run", "--model", "llama3.1-8b", "--recompute-modules", "moe"});
+  CHECK(run.err == "ppsim: error: --recompute-modules: moe needs a mixture-of-experts model; llama3.1-8b is dense\n");
   run = ppsim_cli({"run", "--model", "llama3.1-8b", "--recompute-modules", "moe_act"});
   CHECK(run.err == "ppsim: error: --recompute-modules: moe_act needs a mixture-of-experts model; llama3.1-8b is "
                    "dense\n");
@@ -654,4 +661,30 @@ TEST_CASE("A sweep's fits column follows --memory-headroom as an axis", "[cli][t
   std::vector<bool> fits;
   while (std::getline(points, line)) fits.push_back(nlohmann::json::parse(line)["fits"].get<bool>());
   CHECK(fits == std::vector<bool>{true, false});
+}
+
+TEST_CASE("DeepSeek-V3's published H100 layout fits once its MLA up projections and dense MLPs are recomputed",
+          "[cli][transformer]") {
+  // Megatron-MoE-ModelZoo, best_practice/DeepSeekV3/run.sh: 1024 H100, TP2 PP8 VPP4 EP64, FP8, the
+  // A2A overlap, DeepEP, global batch 8192 at 4096, "--recompute-modules mla_up_proj mlp", the layout
+  // "Et|(tt|)*30mL" (one layer after the embedding, then two per chunk, MTP and loss last).
+  std::string split = "1";
+  for (int k = 0; k < 30; ++k) split += ",2";
+  split += ",0";
+  const std::vector<std::string> base = {"run", "--model", "deepseek-v3", "-s", "combined-1f1b", "-p", "8", "-v", "4",
+                                         "-t", "2", "--sequence-parallel", "-d", "64", "-e", "64", "--global-batch",
+                                         "8192", "--seq", "4096", "--precision", "fp8", "--distributed-optimizer",
+                                         "--moe-dispatcher", "deepep", "--layers-per-stage", split, "--format", "json"};
+  auto training = [&](const std::string& modules) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--recompute-modules", modules});
+    const Run run = ppsim_cli(args);
+    REQUIRE(run.status == 0);
+    return nlohmann::json::parse(run.out).at("training");
+  };
+  const nlohmann::json published = training("mla_up_proj,mlp");
+  const nlohmann::json attention = training("core_attn");
+  CHECK(published.at("fits") == true);
+  CHECK(attention.at("fits") == false);
+  CHECK(published.at("memory_verdict").get<std::string>().starts_with("device 2 needs 77.9 GiB of 80.0 GiB: fits"));
 }

@@ -117,6 +117,14 @@ TEST_CASE("A backward moves the combine's gradient first, and under full recompu
   CHECK(kinds(got) == std::vector<ExchangeKind>{kDispatch, kCombine, kCombine, kDispatch,  // last layer
                                                 kDispatch, kCombine, kCombine, kDispatch});  // first layer
   for (std::size_t k = 0; k < got.size(); ++k) CHECK(got[k].recomputed == (k % 4 < 2));
+  // Megatron's moe module re-runs the MoE layer alone, all-to-alls included: the same order.
+  l.recompute = ppsim::Recompute::kSelective;
+  l.recompute_modules = {.core_attn = false, .moe = true};
+  const ppsim::TransformerCostModel selective({arch, l, machine}, {0, 1});
+  const std::vector<Exchange> again = exchanges_of(selective, Action(0, Op::kBackwardInput, 1));
+  CHECK(kinds(again) == kinds(got));
+  for (std::size_t k = 0; k < again.size(); ++k) CHECK(again[k].recomputed == (k % 4 < 2));
+  l.recompute = ppsim::Recompute::kFull;
   const ppsim::PassTimes layer = ppsim::layer_pass_times(arch, l, machine, true);
   // The re-run forward starts the op (stage 0 has no head to go back through first): its attention,
   // then its dispatch.

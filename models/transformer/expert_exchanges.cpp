@@ -42,12 +42,17 @@ class Layout {
     exchange_then_run(pass.dispatch / 2, ExchangeKind::kCombine, of_partner, recomputed);
   }
   // Its input gradient, in reverse: the combine's gradient, the experts', the dispatch's, then the
-  // attention's (after re-running the forward first under full recomputation, `refresh`).
-  void moe_input_grad(const PassTimes& layer, const PassTime* refresh, bool of_partner) {
+  // attention's. When the recomputation re-runs the layer's all-to-alls (full, or the moe module),
+  // the whole recomputation comes first, laid out as a forward with those all-to-alls.
+  void moe_input_grad(const PassTimes& layer, bool refreshes_exchanges, bool of_partner) {
     const PassTime& pass = layer.input_grad;
     double rest = pass.total() - pass.dispatch - pass.experts;
-    if (refresh != nullptr) {
-      moe_forward(*refresh, of_partner, true);
+    if (refreshes_exchanges) {
+      PassTime refresh;
+      refresh.dispatch = layer.forward.dispatch;
+      refresh.experts = layer.forward.experts;
+      refresh.gemm = pass.recompute - refresh.dispatch;  // experts is a part of total(), not a further term
+      moe_forward(refresh, of_partner, true);
       rest -= pass.recompute;
     }
     exchange_then_run(pass.dispatch / 2, ExchangeKind::kCombine, of_partner, false);
@@ -78,7 +83,8 @@ class Layout {
 
 void TransformerCostModel::exchanges(const Action& action, const Action* partner, std::vector<Exchange>& out) const {
   if (pieces_.empty()) return;
-  const bool full = setup_.layout.recompute == Recompute::kFull;
+  const ActivationLayout recompute = setup_.layout.activation_layout();
+  const bool refreshes = recompute.recompute == Recompute::kFull || recompute.recomputes_moe();
   Layout layout(out);
   // One op alone: its stage's pieces in order, backward ones in reverse.
   auto lay_out_op = [&](const Action& op, bool of_partner) {
@@ -96,7 +102,7 @@ void TransformerCostModel::exchanges(const Action& action, const Action* partner
     for (auto piece = pieces.rbegin(); piece != pieces.rend(); ++piece) {
       if (op.op != Op::kBackwardWeight) {
         if (piece->moe) {
-          layout.moe_input_grad(piece->times, full ? &piece->times.forward : nullptr, of_partner);
+          layout.moe_input_grad(piece->times, refreshes, of_partner);
         } else {
           layout.run(piece->times.input_grad.total());
         }

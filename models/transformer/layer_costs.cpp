@@ -150,10 +150,22 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
     const double fs = as_double(shared_expert_width(arch));
     // With the experts' activation recomputed (moe_act) their second GEMM's input is not kept.
     const double act_output = layout.recomputes_moe_activation() ? 0 : 1;
-    replicated += norm_output * 2 * h + 4 * as_double(arch.moe.experts) + (fs > 0 ? norm_output * gemm_input * h : 0);
-    mlp_split = received * (r * gemm_input * h + (arch.gated_mlp ? 2 * fe + 2 * fe : 2 * fe) +
-                            act_output * gemm_input * fe) +
-                k * (2 * h + 4) + (fs > 0 ? (arch.gated_mlp ? 2 * fs + 2 * fs : 2 * fs) + gemm_input * fs : 0);
+    // With the shared experts checkpointed (shared_experts) they keep only their input, the tensor
+    // the router keeps too.
+    const bool shared = fs > 0 && !layout.recomputes_shared_experts();
+    if (layout.recomputes_moe()) {
+      replicated += 2 * h;  // the whole MoE layer checkpointed (moe): only its 16-bit input is kept
+      mlp_split = 0;
+    } else {
+      replicated +=
+          norm_output * 2 * h + 4 * as_double(arch.moe.experts) + (shared ? norm_output * gemm_input * h : 0);
+      mlp_split = received * (r * gemm_input * h + (arch.gated_mlp ? 2 * fe + 2 * fe : 2 * fe) +
+                              act_output * gemm_input * fe) +
+                  k * (2 * h + 4) + (shared ? (arch.gated_mlp ? 2 * fs + 2 * fs : 2 * fs) + gemm_input * fs : 0);
+    }
+  } else if (layout.recomputes_mlp()) {
+    replicated += 2 * h;  // the checkpointed MLP's 16-bit input, all it keeps (mlp)
+    mlp_split = 0;
   } else {
     replicated += norm_output * gemm_input * h;  // MLP first GEMM input
   }
@@ -167,7 +179,9 @@ double activation_bytes_per_layer(const Architecture& arch, const ActivationLayo
     const double q_latent = as_double(m.q_lora_rank);
     const double kv_latent = as_double(m.kv_lora_rank);
     replicated += (q_latent > 0 ? 2 * q_latent + gemm_input * q_latent : 0) + 2 * kv_latent + gemm_input * kv_latent;
-    attention_split = 2 * q + 2 * q + 2 * v;
+    // The up projections' outputs after the rotary embedding, the attention core's Q, K and V: not
+    // kept when the up projections are recomputed (mla_up_proj).
+    attention_split = layout.recomputes_mla_up_projections() ? 0 : 2 * q + 2 * q + 2 * v;
   }
   const double split = attention_split + 2 * v + (layout.fp8 ? gemm_input * v : 0)  // attention output (+ FP8 copy)
                        + mlp_split;

@@ -87,11 +87,21 @@ enum class Recompute {
 // (megatron/core/transformer/transformer_config.py, recompute_modules; default core_attn):
 // core_attn, the attention core (Korthikanti et al.'s selective recomputation); layernorm, the two
 // norms, whose outputs (the next linears' inputs) are then not kept; moe_act, the experts'
-// activation function, whose output (the experts' second GEMM input) is then not kept.
+// activation function, whose output (the experts' second GEMM input) is then not kept. Checkpointed
+// whole, keeping only their input (transformer_layer.py, recompute_mlp; moe/moe_layer.py,
+// moe_layer_recompute and shared_experts_recompute): mlp, a dense layer's MLP; moe, an MoE layer's
+// router, dispatch, experts and combine, the all-to-alls re-run with them; shared_experts, an MoE
+// layer's shared experts. mla_up_proj, MLA's query and key-value up projections and their rotary
+// embedding, whose outputs (the attention core's Q, K and V) are then not kept
+// (multi_latent_attention.py, qkv_up_checkpoint).
 struct RecomputeModules {
   bool core_attn = true;
   bool layernorm = false;
   bool moe_act = false;
+  bool mlp = false;
+  bool moe = false;
+  bool shared_experts = false;
+  bool mla_up_proj = false;
 
   bool operator==(const RecomputeModules&) const = default;
 };
@@ -116,6 +126,10 @@ struct ActivationLayout {
   bool recomputes_core_attention() const { return recompute == Recompute::kSelective && modules.core_attn; }
   bool recomputes_norms() const { return recompute == Recompute::kSelective && modules.layernorm; }
   bool recomputes_moe_activation() const { return recompute == Recompute::kSelective && modules.moe_act; }
+  bool recomputes_mlp() const { return recompute == Recompute::kSelective && modules.mlp; }
+  bool recomputes_moe() const { return recompute == Recompute::kSelective && modules.moe; }
+  bool recomputes_shared_experts() const { return recompute == Recompute::kSelective && modules.shared_experts; }
+  bool recomputes_mla_up_projections() const { return recompute == Recompute::kSelective && modules.mla_up_proj; }
 };
 
 // Bytes of activations one layer stashes per micro-batch per tensor-parallel rank between its

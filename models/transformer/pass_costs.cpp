@@ -373,11 +373,21 @@ double softmax_backward(const LayerShape& x, const HardwareProfile& profile) {
 // gate and up and writes their product; the backward reads one more and writes the gradients. An
 // MoE layer's runs over the routed copies at the expert width, and over every token at the shared
 // experts' width / t.
+double activation_passes(const LayerShape& x, bool backward) { return x.gated ? (backward ? 5 : 3) : (backward ? 3 : 2); }
+
+double shared_activation_kernel(const LayerShape& x, const HardwareProfile& profile, bool backward) {
+  return profile.memory_time(activation_passes(x, backward) * x.tokens * x.shared / x.t * kActivationBytes);
+}
+
 double mlp_activation_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
-  const double passes = x.gated ? (backward ? 5 : 3) : (backward ? 3 : 2);
-  double seconds = profile.memory_time(passes * x.routed * x.ffn / x.mlp_t * kActivationBytes);
-  if (x.shared > 0) seconds += profile.memory_time(passes * x.tokens * x.shared / x.t * kActivationBytes);
+  double seconds = profile.memory_time(activation_passes(x, backward) * x.routed * x.ffn / x.mlp_t * kActivationBytes);
+  if (x.shared > 0) seconds += shared_activation_kernel(x, profile, backward);
   return seconds;
+}
+
+// MLA rotates only the queries' rope part and the one shared rope key.
+double mla_rotary_kernel(const LayerShape& x, const HardwareProfile& profile) {
+  return profile.memory_time(2 * x.tokens * (x.heads * x.rope / x.t + x.rope) * kActivationBytes);
 }
 
 // Norms, residual adds, the activation function and rotary embeddings of one pass (F or I).
@@ -387,8 +397,7 @@ double layer_memory_kernels(const LayerShape& x, const HardwareProfile& profile,
                    + 2 * profile.memory_time(3 * r);                // two residual adds
   seconds += mlp_activation_kernels(x, profile, backward);
   if (x.rotary && x.kv_latent > 0) {
-    // MLA rotates only the queries' rope part and the one shared rope key.
-    seconds += profile.memory_time(2 * x.tokens * (x.heads * x.rope / x.t + x.rope) * kActivationBytes);
+    seconds += mla_rotary_kernel(x, profile);
   } else if (x.rotary) {
     seconds += profile.memory_time(2 * x.tokens * (x.queries + x.kv) / x.t * kActivationBytes);
   }
@@ -454,6 +463,39 @@ double layer_collectives(const LayerShape& x, const HardwareProfile& profile, co
                     collective_time(profile, Collective::kAllGather, bytes, t, inter, per_node));
   }
   return pairs * collective_time(profile, Collective::kAllReduce, bytes, t, inter, per_node);
+}
+
+// What selective recomputation re-runs in I before the layer's backward, by --recompute-modules
+// (RecomputeModules, layer_costs.hpp): Korthikanti et al. 2022, section 5, the attention core
+// (scores, softmax, context); the two norms' forward; an MoE layer's experts' activation function;
+// a dense layer's MLP (its two GEMMs, activation function and tensor-parallel pair); an MoE layer
+// whole (router, routing kernels, dispatch, experts and combine: its all-to-alls run again) or its
+// shared experts alone; MLA's query and key-value up projections with their rotary embedding.
+// Each is the module's forward term as F times it. (Under --tp-comm-overlap the MLP's exposed
+// collectives are taken as half the layer's, exact without it.)
+double selective_recompute(const LayerShape& x, const HardwareProfile& profile, const TrainingLayout& layout,
+                           const PassTime& forward, const std::array<double, kLinears>& forward_gemms) {
+  const RecomputeModules& modules = layout.recompute_modules;
+  double seconds = 0;
+  if (modules.core_attn) seconds = forward.attention + softmax_forward(x, profile) + attention_dropout(x, profile);
+  if (modules.layernorm) seconds += 2 * profile.memory_time(2 * x.replicated * kActivationBytes);
+  if (x.moe && modules.moe) {
+    seconds += router_time(x, profile, non_linear_precision(layout), Pass::kForward) +
+               routing_kernels(x, profile, false) + forward.dispatch + forward.experts +
+               (x.shared > 0 ? forward.collective / 2 : 0);
+  } else if (x.moe) {
+    if (modules.moe_act) seconds += profile.memory_time((x.gated ? 3 : 2) * x.routed * x.ffn / x.mlp_t * kActivationBytes);
+    if (modules.shared_experts && x.shared > 0) {
+      seconds += forward_gemms[kSharedIn] + forward_gemms[kSharedOut] + shared_activation_kernel(x, profile, false) +
+                 forward.collective / 2;
+    }
+  } else if (modules.mlp) {
+    seconds += forward_gemms[2] + forward_gemms[3] + mlp_activation_kernels(x, profile, false) + forward.collective / 2;
+  }
+  if (modules.mla_up_proj && x.kv_latent > 0) {
+    seconds += forward_gemms[0] + forward_gemms[kKvUp] + (x.rotary ? mla_rotary_kernel(x, profile) : 0);
+  }
+  return seconds;
 }
 
 }  // namespace
@@ -597,28 +639,6 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
   times.input_grad.collective = layer_collectives(x, profile, layout, true, input_grad_gemms) +
                                 sequence_parallel_backward_gathers(x, profile, layout, input_grad_gemms);
   times.input_grad.dispatch = expert_dispatch(x, profile);
-  switch (layout.recompute) {
-    case Recompute::kNone:
-      break;
-    case Recompute::kSelective: {
-      // Korthikanti et al. 2022, section 5: the attention core (scores, softmax, context); and what
-      // --recompute-modules adds: the two norms' forward, an MoE layer's experts' activation function.
-      const RecomputeModules& modules = layout.recompute_modules;
-      if (modules.core_attn) {
-        times.input_grad.recompute =
-            times.forward.attention + softmax_forward(x, profile) + attention_dropout(x, profile);
-      }
-      if (modules.layernorm) times.input_grad.recompute += 2 * profile.memory_time(2 * x.replicated * kActivationBytes);
-      if (modules.moe_act && x.moe) {
-        times.input_grad.recompute +=
-            profile.memory_time((x.gated ? 3 : 2) * x.routed * x.ffn / x.mlp_t * kActivationBytes);
-      }
-      break;
-    }
-    case Recompute::kFull:
-      times.input_grad.recompute = times.forward.total();
-      break;
-  }
 
   const std::array<double, kLinears> weight_grad_gemms = linear_times(x, profile, layout, Pass::kWeightGrad);
   times.weight_grad.gemm = sum(weight_grad_gemms) + router_time(x, profile, router_precision, Pass::kWeightGrad);
@@ -628,6 +648,17 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
     times.forward.experts = experts(forward_gemms) + mlp_activation_kernels(x, profile, false);
     times.input_grad.experts = experts(input_grad_gemms) + mlp_activation_kernels(x, profile, true);
     times.weight_grad.experts = experts(weight_grad_gemms);
+  }
+
+  switch (layout.recompute) {
+    case Recompute::kNone:
+      break;
+    case Recompute::kSelective:
+      times.input_grad.recompute = selective_recompute(x, profile, layout, times.forward, forward_gemms);
+      break;
+    case Recompute::kFull:
+      times.input_grad.recompute = times.forward.total();
+      break;
   }
   return times;
 }
