@@ -2,6 +2,7 @@
 #include "study/config.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -21,7 +22,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 67> kSettings = {{
+constexpr std::array<SettingInfo, 70> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -65,6 +66,14 @@ constexpr std::array<SettingInfo, 67> kSettings = {{
     {"global-batch", "--global-batch", "N", "sequences per optimizer step; m = global batch / (b * d)"},
     {"t", "-t,--tensor-parallel", "N", "tensor-parallel degree (default 1)"},
     {"d", "-d,--data-parallel", "N", "data-parallel degree (default 1)"},
+    {"context-parallel", "--context-parallel", "N",
+     "context-parallel degree (Megatron's --context-parallel-size): each sequence split over N ranks, which "
+     "exchange keys and values in every layer's attention (default 1)"},
+    {"cp-comm", "--cp-comm", "p2p|a2a|allgather|a2a+p2p",
+     "how context-parallel ranks exchange keys and values (Megatron's --cp-comm-type): a ring beside the attention "
+     "(default), Ulysses all-to-alls, Llama 3's all-gather, or all-to-all inside groups and a ring across them"},
+    {"hierarchical-context-parallel-sizes", "--hierarchical-context-parallel-sizes", "A,P",
+     "with --cp-comm a2a+p2p: the all-to-all group's size and the ring's, A * P = --context-parallel"},
     {"e", "-e,--expert-parallel", "N",
      "expert-parallel degree of an MoE model, folded out of d: each rank holds experts/e of them (default 1)"},
     {"expert-tensor-parallel", "--expert-tensor-parallel", "N",
@@ -372,11 +381,16 @@ Recompute recompute_from_text(std::string_view text, const std::string& source) 
   fail(source, "must be none, selective or full, got " + quote(text));
 }
 
-// `text` when it is one of the three `names`, else refused: "must be a, b or c, got 'x'".
-std::string one_of(std::string_view text, const std::array<std::string_view, 3>& names, const std::string& source) {
+// `text` when it is one of `names`, else refused: "must be a, b or c, got 'x'".
+std::string one_of(std::string_view text, std::initializer_list<std::string_view> names, const std::string& source) {
   if (std::find(names.begin(), names.end(), text) != names.end()) return std::string(text);
-  fail(source, "must be " + std::string(names[0]) + ", " + std::string(names[1]) + " or " + std::string(names[2]) +
-                   ", got " + quote(text));
+  std::string list;
+  std::size_t k = 0;
+  for (const std::string_view name : names) {
+    list += (k == 0 ? "" : k + 1 == names.size() ? " or " : ", ") + std::string(name);
+    ++k;
+  }
+  fail(source, "must be " + list + ", got " + quote(text));
 }
 
 std::string precision_from_text(std::string_view text, const std::string& source) {
@@ -396,6 +410,14 @@ std::vector<int> layer_list_from_text(std::string_view text, const std::string& 
     counts.push_back(layer_count_from_text(parts[i], parts.size() > 1 ? source + " (value " + std::to_string(i + 1) + ")" : source));
   }
   return counts;
+}
+
+// Megatron's --hierarchical-context-parallel-sizes for a2a+p2p: two sizes, the all-to-all group's and
+// the ring's.
+std::vector<int> hierarchical_sizes_from_text(std::string_view text, const std::string& source) {
+  const auto parts = split_commas(text);
+  if (parts.size() != 2) fail(source, "must be two sizes A,P (the all-to-all group's and the ring's), got " + quote(text));
+  return {parse_count(parts[0], source + " (value 1)"), parse_count(parts[1], source + " (value 2)")};
 }
 
 double dropout_from_number(double value, const std::string& source) {
@@ -498,6 +520,12 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.data_parallel = parse_count(text, source);
   else if (key == "e")
     scenario.layout.expert_parallel = parse_count(text, source);
+  else if (key == "context-parallel")
+    scenario.layout.context_parallel = parse_count(text, source);
+  else if (key == "cp-comm")
+    scenario.layout.cp_comm = one_of(text, {"p2p", "a2a", "allgather", "a2a+p2p"}, source);
+  else if (key == "hierarchical-context-parallel-sizes")
+    scenario.layout.hierarchical_cp = hierarchical_sizes_from_text(text, source);
   else if (key == "expert-tensor-parallel")
     scenario.layout.expert_tensor_parallel = parse_count(text, source);
   else if (key == "moe-dispatcher")
@@ -620,7 +648,7 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       if (!value.is_number()) fail(source, "must be a factor from 1 (balanced) to 1000, got " + json_excerpt(value));
       scenario.layout.moe_imbalance = imbalance_from_number(value.get<double>(), source);
     } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
-               key == "e" || key == "expert-tensor-parallel" || key == "bucket-size" ||
+               key == "e" || key == "expert-tensor-parallel" || key == "context-parallel" || key == "bucket-size" ||
                key == "microbatch-group-size") {
       apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
     } else if (key == "overlap-p2p-comm") {  // null: Megatron's default, as a report's scenario writes it
@@ -703,6 +731,15 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["t"] = layout.tensor_parallel;
     out["d"] = layout.data_parallel;
     out["e"] = layout.expert_parallel;
+    // Context parallelism only where it is used, so that every other scenario keeps its keys.
+    if (layout.context_parallel > 1) {
+      out["context-parallel"] = layout.context_parallel;
+      out["cp-comm"] = layout.cp_comm;
+      if (!layout.hierarchical_cp.empty()) {
+        out["hierarchical-context-parallel-sizes"] =
+            std::to_string(layout.hierarchical_cp[0]) + "," + std::to_string(layout.hierarchical_cp[1]);
+      }
+    }
     out["expert-tensor-parallel"] = layout.expert_tensor_parallel;
     out["moe-dispatcher"] = layout.moe_dispatcher;
     out["moe-imbalance"] = layout.moe_imbalance;

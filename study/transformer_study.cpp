@@ -29,6 +29,47 @@ std::string unknown_preset(const Scenario& scenario, std::string_view key, std::
          ", or a .json file";
 }
 
+// Megatron-LM's and Transformer Engine's rules for context parallelism, each refusal one line.
+void check_context_parallel(const Scenario& scenario, const Architecture& arch) {
+  const TrainingLayout& layout = scenario.layout;
+  const int c = layout.context_parallel;
+  const std::string cp_flag = scenario.source_of("context-parallel");
+  const bool hierarchical = layout.cp_comm == "a2a+p2p";
+  if (!layout.hierarchical_cp.empty() && !hierarchical) {
+    throw InputError(scenario.source_of("hierarchical-context-parallel-sizes") + ": needs --cp-comm a2a+p2p, got " +
+                     layout.cp_comm);
+  }
+  if (c <= 1) return;
+  if (!layout.flash_attention) {
+    // Transformer Engine runs context parallelism inside its fused attention only.
+    throw InputError(cp_flag + ": needs flash attention, the fused attention Transformer Engine's context "
+                               "parallelism runs in");
+  }
+  if (layout.seq % (2 * std::int64_t{c}) != 0) {
+    // Megatron splits each sequence into 2c chunks for a load-balanced causal mask (get_batch_on_this_cp_rank).
+    throw InputError(cp_flag + ": c=" + std::to_string(c) + " does not split s=" + std::to_string(layout.seq) +
+                     " into 2c equal chunks, as Megatron's load-balanced split needs");
+  }
+  if (layout.fsdp) throw InputError(cp_flag + ": FSDP with context parallelism is not modelled; give one of the two");
+  const int heads = arch.heads / layout.tensor_parallel;  // this rank's heads
+  const int a2a = layout.cp_comm == "a2a" ? c : hierarchical && layout.hierarchical_cp.size() == 2 ? layout.hierarchical_cp[0] : 1;
+  if (hierarchical) {
+    if (layout.hierarchical_cp.size() != 2) {
+      throw InputError(scenario.source_of("cp-comm") + ": a2a+p2p needs --hierarchical-context-parallel-sizes A,P");
+    }
+    if (std::int64_t{layout.hierarchical_cp[0]} * layout.hierarchical_cp[1] != c) {
+      throw InputError(scenario.source_of("hierarchical-context-parallel-sizes") + ": " +
+                       std::to_string(layout.hierarchical_cp[0]) + " * " + std::to_string(layout.hierarchical_cp[1]) +
+                       " is not c=" + std::to_string(c));
+    }
+  }
+  if (a2a > 1 && heads % a2a != 0) {
+    // The all-to-all hands each of its ranks a whole share of the heads (DeepSpeed-Ulysses).
+    throw InputError(scenario.source_of("cp-comm") + ": " + layout.cp_comm + " splits this rank's " +
+                     std::to_string(heads) + " heads over " + std::to_string(a2a) + " ranks, which must divide them");
+  }
+}
+
 }  // namespace
 
 Architecture resolve_architecture(const Scenario& scenario) {
@@ -162,17 +203,19 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     throw InputError(scenario.source_of("expert-tensor-parallel") + ": " + why);
   };
   if (etp > 1 && !has_experts(arch)) refuse_etp("needs a mixture-of-experts model; " + arch.name + " is dense");
-  if (e > 1 && (std::int64_t{t} * layout.data_parallel) % (std::int64_t{e} * etp) != 0) {
-    // Expert parallelism folds out of the t * d ranks of a pipeline stage (parallel_state.py,
-    // initialize_model_parallel: the expert groups, etp x ep x edp, divide the same ranks as tp x dp).
+  // Expert parallelism folds out of the t * c * d ranks of a pipeline stage (parallel_state.py,
+  // initialize_model_parallel: the expert groups, etp x ep x edp, divide the same ranks as tp x cp x dp).
+  const std::int64_t stage_ranks = std::int64_t{t} * layout.context_parallel * layout.data_parallel;
+  const std::string folded = (layout.context_parallel > 1 ? "t*c*d = " : "t*d = ") + std::to_string(stage_ranks) +
+                             " ranks of a pipeline stage, out of which it folds";
+  if (e > 1 && stage_ranks % (std::int64_t{e} * etp) != 0) {
     refuse_e("e=" + std::to_string(e) + (etp > 1 ? " times --expert-tensor-parallel " + std::to_string(etp) : "") +
-             " does not divide the t*d = " + std::to_string(t * layout.data_parallel) +
-             " ranks of a pipeline stage, out of which it folds");
+             " does not divide the " + folded);
   }
-  if (etp > 1 && (std::int64_t{t} * layout.data_parallel) % (std::int64_t{e} * etp) != 0) {
-    refuse_etp(std::to_string(etp) + " times e=" + std::to_string(e) + " does not divide the t*d = " +
-               std::to_string(t * layout.data_parallel) + " ranks of a pipeline stage, out of which it folds");
+  if (etp > 1 && stage_ranks % (std::int64_t{e} * etp) != 0) {
+    refuse_etp(std::to_string(etp) + " times e=" + std::to_string(e) + " does not divide the " + folded);
   }
+  check_context_parallel(scenario, arch);
   if (etp > 1 && arch.moe.expert_ffn_hidden % etp != 0) {
     refuse_etp(std::to_string(etp) + " does not divide the expert FFN width " +
                std::to_string(arch.moe.expert_ffn_hidden) + " of " + arch.name);

@@ -688,3 +688,59 @@ TEST_CASE("DeepSeek-V3's published H100 layout fits once its MLA up projections 
   CHECK(attention.at("fits") == false);
   CHECK(published.at("memory_verdict").get<std::string>().starts_with("device 2 needs 77.9 GiB of 80.0 GiB: fits"));
 }
+
+TEST_CASE("Llama-3 70B's recipe on 64 H100 at 8192, TP4 PP4 CP2 VP5, fits where the same GPUs without CP do not",
+          "[cli][transformer][context-parallel]") {
+  auto run = [](const std::string& c, const std::string& d) {
+    const Run result = ppsim_cli({"run", "--model", "llama3.1-70b", "-s", "interleaved-1f1b", "-p", "4", "-v", "5", "-t",
+                                  "4", "--sequence-parallel", "--context-parallel", c, "-d", d, "--global-batch", "128",
+                                  "--seq", "8192", "--distributed-optimizer", "--format", "json"});
+    REQUIRE(result.status == 0);
+    return nlohmann::json::parse(result.out);
+  };
+  const nlohmann::json split = run("2", "2");
+  const nlohmann::json whole = run("1", "4");
+  CHECK(split.at("training").at("gpus") == 64);
+  CHECK(split.at("training").at("fits") == true);
+  CHECK(whole.at("training").at("fits") == false);
+  CHECK(split.at("scenario").at("context-parallel") == 2);
+  CHECK(split.at("scenario").at("cp-comm") == "p2p");
+  CHECK_FALSE(whole.at("scenario").contains("context-parallel"));  // a layout without CP keeps its keys
+  CHECK(split.at("m") == 64);  // the global batch over b * d: CP takes no micro-batches
+}
+
+TEST_CASE("Each context-parallel rule of Megatron-LM and Transformer Engine is one line naming the flag",
+          "[cli][transformer][context-parallel][errors]") {
+  const std::vector<std::string> base = {"run", "--model", "llama3.1-70b", "-p", "4", "-t", "4", "--sequence-parallel",
+                                         "--seq", "8192", "-d", "1", "--global-batch", "16"};
+  auto error = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    const Run run = ppsim_cli(args);
+    CHECK(run.status == 2);
+    CHECK(run.out.empty());
+    return run.err;
+  };
+  CHECK(error({"--context-parallel", "3"}) == "ppsim: error: --context-parallel: c=3 does not split s=8192 into 2c "
+                                             "equal chunks, as Megatron's load-balanced split needs\n");
+  CHECK(error({"--context-parallel", "2", "--no-flash-attention"}) ==
+        "ppsim: error: --context-parallel: needs flash attention, the fused attention Transformer Engine's context "
+        "parallelism runs in\n");
+  CHECK(error({"--context-parallel", "2", "--cp-comm", "ring"}) ==
+        "ppsim: error: --cp-comm: must be p2p, a2a, allgather or a2a+p2p, got 'ring'\n");
+  CHECK(error({"--context-parallel", "4", "--cp-comm", "a2a+p2p"}) ==
+        "ppsim: error: --cp-comm: a2a+p2p needs --hierarchical-context-parallel-sizes A,P\n");
+  CHECK(error({"--context-parallel", "4", "--cp-comm", "a2a+p2p", "--hierarchical-context-parallel-sizes", "2,3"}) ==
+        "ppsim: error: --hierarchical-context-parallel-sizes: 2 * 3 is not c=4\n");
+  CHECK(error({"--context-parallel", "4", "--hierarchical-context-parallel-sizes", "2,2"}) ==
+        "ppsim: error: --hierarchical-context-parallel-sizes: needs --cp-comm a2a+p2p, got p2p\n");
+  CHECK(error({"--context-parallel", "32", "--cp-comm", "a2a"}) ==
+        "ppsim: error: --cp-comm: a2a splits this rank's 16 heads over 32 ranks, which must divide them\n");
+  CHECK(error({"--context-parallel", "2", "--fsdp"}) ==
+        "ppsim: error: --context-parallel: FSDP with context parallelism is not modelled; give one of the two\n");
+  CHECK(error({"--context-parallel", "2", "--hierarchical-context-parallel-sizes", "2"}) ==
+        "ppsim: error: --hierarchical-context-parallel-sizes: must be two sizes A,P (the all-to-all group's and the "
+        "ring's), got '2'\n");
+  const Run plain = ppsim_cli({"run", "-p", "4", "--context-parallel", "2"});
+  CHECK(plain.err == "ppsim: error: --context-parallel: needs --model (a transformer study)\n");
+}

@@ -45,22 +45,23 @@ std::vector<double> buckets_of(const TransformerCostModel& model, int stage) {
   const double parameters = stage_parameters(model, stage);
   if (stage != 0 || !layout.overlap_grad_reduce) return {parameters};
   const double bucket = layout.bucket_parameters > 0 ? static_cast<double>(layout.bucket_parameters)
-                                                     : default_bucket_parameters(layout.data_parallel);
+                                                     : default_bucket_parameters(layout.gradient_ranks());
   return bucket_split(parameters, bucket);
 }
 
 }  // namespace
 
 int data_parallel_ranks_per_node(const TransformerSetup& setup) {
-  // t ranks apart, so a node of n GPUs holds n / t of the group's d ranks (at least one).
+  // t ranks apart, so a node of n GPUs holds n / t of the group's d x c ranks (at least one).
   const int per_node = setup.hardware.devices_per_node / std::max(1, setup.layout.tensor_parallel);
-  return std::clamp(per_node, 1, std::max(1, setup.layout.data_parallel));
+  return std::clamp(per_node, 1, std::max(1, setup.layout.gradient_ranks()));
 }
 
 bool data_parallel_crosses_nodes(const TransformerSetup& setup) {
-  // Data-parallel ranks of one pipeline device are t ranks apart (Megatron's order: tp, dp, pp), so
-  // the d-way ring stays inside a node when t * d GPUs fit in one.
-  return std::int64_t{setup.layout.tensor_parallel} * setup.layout.data_parallel > setup.hardware.devices_per_node;
+  // Data-parallel ranks of one pipeline device are t ranks apart (Megatron's order: tp, cp, dp, pp,
+  // the gradients reducing over cp and dp together), so the ring stays inside a node when t * c * d
+  // GPUs fit in one.
+  return std::int64_t{setup.layout.tensor_parallel} * setup.layout.gradient_ranks() > setup.hardware.devices_per_node;
 }
 
 bool gradients_compressed(const TrainingLayout& layout) {
@@ -79,7 +80,7 @@ struct ReduceGroup {
 };
 
 ReduceGroup dense_group(const TransformerSetup& setup) {
-  return {setup.layout.data_parallel, data_parallel_crosses_nodes(setup), data_parallel_ranks_per_node(setup)};
+  return {setup.layout.gradient_ranks(), data_parallel_crosses_nodes(setup), data_parallel_ranks_per_node(setup)};
 }
 
 ReduceGroup expert_group(const TransformerSetup& setup) {
@@ -162,7 +163,7 @@ DeviceCollectives device_collectives(const TransformerCostModel& model, int devi
   const TrainingLayout& layout = setup.layout;
   DeviceCollectives out;
   out.reduce_end = device_end;
-  if (layout.data_parallel <= 1) return out;
+  if (layout.gradient_ranks() <= 1) return out;
   const std::vector<int> chunks = stages_of(model, device);
 
   // Gradient buckets, each ready when the chunk's last gradient op has produced it: the op runs

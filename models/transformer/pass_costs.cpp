@@ -8,6 +8,8 @@
 #include <span>
 #include <string_view>
 
+#include "models/transformer/context_parallel.hpp"
+
 namespace ppsim {
 namespace {
 
@@ -65,7 +67,9 @@ LayerShape shape_of(const Architecture& arch, const TrainingLayout& layout, bool
     shape.groups = arch.moe.experts / shape.expert_parallel;
     shape.experts = arch.moe.experts;
   }
-  shape.seq = as_double(layout.seq);
+  // Under context parallelism the rank holds s / c of each sequence's queries (its two load-balanced
+  // chunks) and meets all s keys: `keys` above stays the whole sequence's.
+  shape.seq = as_double(layout.seq / layout.context_parallel);
   shape.batch = as_double(layout.micro_batch);
   shape.tokens = shape.seq * shape.batch;
   shape.moe = moe;
@@ -369,16 +373,17 @@ double softmax_backward(const LayerShape& x, const HardwareProfile& profile) {
   return x.flash ? 0 : profile.memory_time(3 * kActivationBytes * score_elements(x));
 }
 
-// The MLP's activation function of one pass (F or I): GELU reads and writes its input, SwiGLU reads
-// gate and up and writes their product; the backward reads one more and writes the gradients. An
-// MoE layer's runs over the routed copies at the expert width, and over every token at the shared
-// experts' width / t.
+// F or I's passes over the activation function's input: GELU reads and writes it, SwiGLU reads gate
+// and up and writes their product; the backward reads one more and writes the gradients.
 double activation_passes(const LayerShape& x, bool backward) { return x.gated ? (backward ? 5 : 3) : (backward ? 3 : 2); }
 
+// The shared experts' activation function alone (an MoE layer's shared_experts recomputation).
 double shared_activation_kernel(const LayerShape& x, const HardwareProfile& profile, bool backward) {
   return profile.memory_time(activation_passes(x, backward) * x.tokens * x.shared / x.t * kActivationBytes);
 }
 
+// The MLP's activation function of one pass (F or I). An MoE layer's runs over the routed copies at
+// the expert width, and over every token at the shared experts' width / t.
 double mlp_activation_kernels(const LayerShape& x, const HardwareProfile& profile, bool backward) {
   double seconds = profile.memory_time(activation_passes(x, backward) * x.routed * x.ffn / x.mlp_t * kActivationBytes);
   if (x.shared > 0) seconds += shared_activation_kernel(x, profile, backward);
@@ -496,6 +501,16 @@ double selective_recompute(const LayerShape& x, const HardwareProfile& profile, 
     seconds += forward_gemms[0] + forward_gemms[kKvUp] + (x.rotary ? mla_rotary_kernel(x, profile) : 0);
   }
   return seconds;
+}
+
+// One token's attention tensors on this rank: GQA's keys and values are kv_heads wide, MLA's keys as
+// wide as its queries (nope + rope per head) and its values v_head_dim per head.
+AttentionWidths attention_widths(const LayerShape& x) {
+  const bool mla = x.kv_latent > 0;
+  return {.queries = x.queries / x.t,
+          .keys = (mla ? x.queries : x.kv) / x.t,
+          .values = (mla ? x.values : x.kv) / x.t,
+          .output = x.values / x.t};
 }
 
 }  // namespace
@@ -650,11 +665,20 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
     times.weight_grad.experts = experts(weight_grad_gemms);
   }
 
+  // Context parallelism's exchange of keys and values, beyond the attention compute it runs beside
+  // (context_parallel.hpp); a recomputed attention core exchanges them again.
+  const ContextParallelTimes context =
+      context_parallel_times(profile, layout, x.tokens, attention_widths(x), times.forward.attention,
+                             times.input_grad.attention);
+  times.forward.collective += context.forward;
+  times.input_grad.collective += context.backward;
+
   switch (layout.recompute) {
     case Recompute::kNone:
       break;
     case Recompute::kSelective:
       times.input_grad.recompute = selective_recompute(x, profile, layout, times.forward, forward_gemms);
+      if (layout.recompute_modules.core_attn) times.input_grad.recompute += context.forward;
       break;
     case Recompute::kFull:
       times.input_grad.recompute = times.forward.total();
@@ -751,6 +775,14 @@ const char* recompute_name(Recompute recompute) {
       return "full";
   }
   return "none";
+}
+
+double context_parallel_buffer_bytes(const Architecture& arch, const TrainingLayout& layout,
+                                     const HardwareProfile& profile) {
+  if (layout.context_parallel <= 1) return 0;
+  // Every layer's attention has the same widths (a window changes only which keys meet).
+  const LayerShape x = shape_of(arch, layout);
+  return context_parallel_times(profile, layout, x.tokens, attention_widths(x), 0, 0).buffer_bytes;
 }
 
 }  // namespace ppsim

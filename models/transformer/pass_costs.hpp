@@ -125,4 +125,9 @@ struct MtpProjection {
 MtpProjection mtp_projection(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
 PassTimes lm_head_pass_times(const Architecture& arch, const TrainingLayout& layout, const HardwareProfile& profile);
 
+// The bytes context parallelism holds beside the stash while one layer's attention runs
+// (ContextParallelTimes::buffer_bytes): the largest over the model's layer kinds; 0 without it.
+double context_parallel_buffer_bytes(const Architecture& arch, const TrainingLayout& layout,
+                                     const HardwareProfile& profile);
+
 }  // namespace ppsim

@@ -33,7 +33,8 @@ int expert_model_shards(const TrainingLayout& layout) {
 }
 
 int expert_data_parallel(const TrainingLayout& layout) {
-  return std::max(1, layout.tensor_parallel * layout.data_parallel / expert_model_shards(layout));
+  return std::max(1, layout.tensor_parallel * layout.context_parallel * layout.data_parallel /
+                         expert_model_shards(layout));
 }
 
 double stage_parameter_count(const Architecture& arch, const StageContents& stage, int tensor_parallel,
@@ -89,10 +90,10 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
       }
     }
   }
-  // The distributed optimizer shards the dense parameters' state over d and the experts' over the
+  // The distributed optimizer shards the dense parameters' state over d x c and the experts' over the
   // expert data-parallel group (megatron/core/optimizer: a separate optimizer over the expert
   // parameters' buffers, sharded over the expert data-parallel group).
-  const double optimizer_share = layout.distributed_optimizer ? 1.0 / layout.data_parallel : 1.0;
+  const double optimizer_share = layout.distributed_optimizer ? 1.0 / layout.gradient_ranks() : 1.0;
   const double expert_optimizer_share = layout.distributed_optimizer ? 1.0 / expert_data_parallel(layout) : 1.0;
   for (StaticMemory& device : memory) {
     if (layout.fsdp) {  // everything sharded over d (fully_sharded.hpp); the unsharded buffers come and go
@@ -111,7 +112,7 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
     device.gradients = std::llround(gradient_bytes(layout) * device.parameter_count);
     // 1-bit Adam's error feedback (data_parallel.hpp) lives beside the optimizer state.
     const double error_feedback = layout.grad_compression == "1bit"
-                                      ? kOneBitErrorBytes * (1 + 1.0 / layout.data_parallel) * device.parameter_count
+                                      ? kOneBitErrorBytes * (1 + 1.0 / layout.gradient_ranks()) * device.parameter_count
                                       : 0;
     const double dense = device.parameter_count - device.expert_parameter_count;
     const double state = device.expert_parameter_count > 0

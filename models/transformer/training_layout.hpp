@@ -20,6 +20,16 @@ struct TrainingLayout {
   int pipeline = 1;              // p, pipeline devices
   int chunks = 1;                // v, stages per device
   int data_parallel = 1;         // d
+  // c, context parallelism (Megatron's --context-parallel-size): each sequence split over c ranks,
+  // which exchange keys and values in every layer's attention (pass_costs.cpp, context_parallel_time).
+  // Megatron orders ranks tp, cp, ep, dp, pp (parallel_state.py, order "tp-cp-ep-dp-pp"), so the c
+  // ranks are t apart; gradients and the distributed optimizer reduce and shard over d x c.
+  int context_parallel = 1;
+  // --cp-comm (Megatron's --cp-comm-type): "p2p" (ring attention, the default), "a2a" (Ulysses),
+  // "allgather" (Llama 3's K/V all-gather) or "a2a+p2p" (a2a within groups of
+  // hierarchical_cp[0] ranks, a ring over hierarchical_cp[1] of them).
+  std::string cp_comm = "p2p";
+  std::vector<int> hierarchical_cp;  // --hierarchical-context-parallel-sizes, with a2a+p2p only
   // e, expert parallelism (Megatron's --expert-model-parallel-size): an MoE layer's experts are split
   // over e ranks folded out of the data-parallel ones, each holding experts / e of them, and the
   // tokens reach them by all-to-all; the expert gradients reduce over the d / e ranks left (the
@@ -90,10 +100,15 @@ struct TrainingLayout {
   double memory_headroom = 0;
 
   int stages() const { return pipeline * chunks; }
-  std::int64_t gpus() const { return std::int64_t{tensor_parallel} * pipeline * data_parallel; }
-  std::int64_t tokens_per_microbatch() const { return seq * micro_batch; }
+  std::int64_t gpus() const { return std::int64_t{tensor_parallel} * context_parallel * pipeline * data_parallel; }
+  // The ranks a dense gradient reduces over and the distributed optimizer shards over: d x c
+  // (Megatron's data-parallel group "with context parallel").
+  int gradient_ranks() const { return data_parallel * context_parallel; }
+  // Tokens of one micro-batch on one rank: its share of the c-way split sequence.
+  std::int64_t tokens_per_microbatch() const { return seq / context_parallel * micro_batch; }
+  // Activations at CP = c and sequence s are those of CP = 1 at s / c.
   ActivationLayout activation_layout() const {
-    return ActivationLayout{seq,       micro_batch,     tensor_parallel,    sequence_parallel,
+    return ActivationLayout{seq / context_parallel, micro_batch, tensor_parallel, sequence_parallel,
                             recompute, flash_attention, precision == "fp8", moe_imbalance,
                             expert_tensor_parallel, recompute_modules};
   }

@@ -78,7 +78,7 @@ double replica_reduce_end(const TransformerCostModel& model, TrainingFigures& fi
     // routed experts' over the expert data-parallel group.
     const StaticMemory& memory = model.static_memory()[d];
     const double parameters =
-        sharded ? (memory.parameter_count - memory.expert_parameter_count) / setup.layout.data_parallel +
+        sharded ? (memory.parameter_count - memory.expert_parameter_count) / setup.layout.gradient_ranks() +
                       memory.expert_parameter_count / expert_data_parallel(setup.layout)
                 : memory.parameter_count;
     const double bytes = gradient_bytes(setup.layout) * parameters;
@@ -122,10 +122,10 @@ double optimizer_step_time(const TransformerSetup& setup, double parameter_count
     const double shard = parameter_count / layout.data_parallel;
     return setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(28 * shard);
   }
-  // The distributed optimizer's shard: the dense parameters over d, the routed experts' over the
+  // The distributed optimizer's shard: the dense parameters over d x c, the routed experts' over the
   // expert data-parallel group.
   const double shard = layout.distributed_optimizer
-                           ? (parameter_count - expert_parameter_count) / layout.data_parallel +
+                           ? (parameter_count - expert_parameter_count) / layout.gradient_ranks() +
                                  expert_parameter_count / expert_data_parallel(layout)
                            : parameter_count;
   // Each step starts by zeroing the whole gradient buffer, not just the optimizer's shard

@@ -50,7 +50,7 @@ struct TrainingFigures {
   std::string hardware;
   std::string hardware_provenance;  // HardwareProfile::provenance(): where step_time's kernel times come from
   bool hardware_assumed = false;    // the profile's efficiency tables are the datasheet's assumptions
-  std::int64_t gpus = 0;  // t * p * d
+  std::int64_t gpus = 0;  // t * c * p * d
   std::int64_t global_batch = 0;
   std::int64_t tokens_per_step = 0;
 

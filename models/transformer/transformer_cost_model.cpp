@@ -165,6 +165,11 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
   }
   static_memory_ =
       static_memory_per_device(arch, layout, plan, stage_device_, layout.pipeline);
+  // Context parallelism's blocks in flight during one layer's attention, beside the workspace.
+  const double context_buffers = context_parallel_buffer_bytes(arch, layout, hardware);
+  if (context_buffers > 0) {
+    for (StaticMemory& device : static_memory_) device.workspace += std::llround(context_buffers);
+  }
   if (layout.fsdp) {
     for (const StageContents& contents : plan.stages) {
       const double parameters =
@@ -279,11 +284,11 @@ std::int64_t TransformerCostModel::static_bytes(int device) const {
   return static_memory_[static_cast<std::size_t>(device)].total();
 }
 
-// Megatron-LM orders ranks tensor-parallel fastest, then data-parallel, then pipeline
-// (rank = tp + t * (dp + d * pp)), so pipeline device i's first GPU is rank i * t * d, and
-// devices_per_node consecutive ranks share a node.
+// Megatron-LM orders ranks tensor-parallel fastest, then context-parallel, data-parallel, pipeline
+// (rank = tp + t * (cp + c * (dp + d * pp))), so pipeline device i's first GPU is rank i * t * c * d,
+// and devices_per_node consecutive ranks share a node.
 bool TransformerCostModel::crosses_nodes(int a, int b) const {
-  const std::int64_t stride = std::int64_t{setup_.layout.tensor_parallel} * setup_.layout.data_parallel;
+  const std::int64_t stride = std::int64_t{setup_.layout.tensor_parallel} * setup_.layout.gradient_ranks();
   const std::int64_t per_node = setup_.hardware.devices_per_node;
   return (a * stride) / per_node != (b * stride) / per_node;
 }

@@ -82,6 +82,18 @@ def test_fsdp_runs_as_ppsim_run_fsdp_does():
     assert result["training"]["dp_reduce_time"] == 0
 
 
+def test_context_parallelism_runs_as_ppsim_run_context_parallel_does():
+    expected = cli_json("run", "-s", "interleaved-1f1b", "--model", "llama3.1-70b", "-p", "4", "-v", "5", "-t", "4",
+                        "--sequence-parallel", "--context-parallel", "4", "--cp-comm", "a2a+p2p",
+                        "--hierarchical-context-parallel-sizes", "2,2", "-d", "1", "--global-batch", "32", "--seq",
+                        "16384", "--format", "json")
+    result = ppsim.run(schedule="interleaved-1f1b", model="llama3.1-70b", p=4, v=5, t=4, sequence_parallel=True,
+                       context_parallel=4, cp_comm="a2a+p2p", hierarchical_context_parallel_sizes="2,2", d=1,
+                       global_batch=32, seq=16384)
+    assert result == expected
+    assert result["training"]["gpus"] == 64
+
+
 def test_samples_stragglers_and_failures_run_as_the_cli_does():
     expected = cli_json("run", "-s", "zbv", "-p", "4", "-m", "8", "--samples", "50", "--jitter", "0.1", "--seed", "3",
                         "--straggler", "1:1.5", "--format", "json")
