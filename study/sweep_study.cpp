@@ -456,15 +456,17 @@ PreparedPoint prepare_point(const Study& study, std::size_t index) {
   TrainingLayout& layout = scenario.layout;
   if (study.gpus) {
     const int gpus = *study.gpus;
-    const long long tp = static_cast<long long>(layout.tensor_parallel) * scenario.params.p;
+    // The GPUs of one data-parallel replica: t * p, times c with context parallelism.
+    const long long tp = static_cast<long long>(layout.tensor_parallel) * layout.context_parallel * scenario.params.p;
+    const std::string product = layout.context_parallel > 1 ? "t*c*p" : "t*p";
     if (study.derive_d) {
       if (gpus % tp != 0) {
-        point.skipped = "t*p does not divide the " + std::to_string(gpus) + " GPUs";
+        point.skipped = product + " does not divide the " + std::to_string(gpus) + " GPUs";
         return point;
       }
       apply_setting_text("d", std::to_string(gpus / tp), study.origin + ": $.gpus", scenario);
     } else if (tp * layout.data_parallel != gpus) {
-      point.skipped = "t*p*d is not the " + std::to_string(gpus) + " GPUs";
+      point.skipped = product + "*d is not the " + std::to_string(gpus) + " GPUs";
       return point;
     }
   }

@@ -80,6 +80,12 @@ TEST_CASE("A ring costs nothing while each block's transfer fits in its compute,
   CHECK(times.input_grad.collective == Approx(backward).margin(1e-18).epsilon(1e-12));
   if (speed == 10.0) CHECK(times.forward.collective == 0);  // hidden behind the blocks
   if (speed == 0.1) CHECK(times.forward.collective > 0);
+  // A recomputed attention core runs its ring again: the forward's attention and its exposed transfer
+  // (flash attention and no dropout: nothing else in the core).
+  TrainingLayout selective = split(8192, c);
+  selective.recompute = ppsim::Recompute::kSelective;
+  const ppsim::PassTimes again = layer(arch, selective, machine);
+  CHECK_THAT(again.input_grad.recompute, WithinRel(again.forward.attention + again.forward.collective, 1e-12));
   // The rank computes its 8192 / c queries against all 8192 keys, half of them masked: 1/c of the work.
   const ppsim::PassTimes alone = layer(arch, split(8192, 1), machine);
   CHECK_THAT(times.forward.attention * c, WithinRel(alone.forward.attention, 1e-12));

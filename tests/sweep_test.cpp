@@ -97,6 +97,20 @@ TEST_CASE("gpus derives d from t*p and skips the points t*p does not divide", "[
   CHECK(ppsim::prepare_point(study, 1 * 2).skipped == "t*p does not divide the 16 GPUs");
 }
 
+TEST_CASE("gpus counts the context-parallel ranks: d = gpus / (t*c*p)", "[sweep]") {
+  const ppsim::Study study = study_of(R"({
+    "fixed": {"model": "llama3.1-8b", "global-batch": 64, "seq": 8192, "p": 2},
+    "gpus": 16,
+    "axes": {"context-parallel": [1, 2, 4, 3]}
+  })");
+  CHECK(ppsim::prepare_point(study, 0).scenario.layout.data_parallel == 8);
+  CHECK(ppsim::prepare_point(study, 1).scenario.layout.data_parallel == 4);
+  const ppsim::PreparedPoint four = ppsim::prepare_point(study, 2);
+  CHECK(four.scenario.layout.data_parallel == 2);
+  CHECK(four.scenario.params.m == 32);  // the global batch over b * d: CP takes no sequences
+  CHECK(ppsim::prepare_point(study, 3).skipped == "t*c*p does not divide the 16 GPUs");
+}
+
 TEST_CASE("a global batch that b*d does not divide skips the point", "[sweep]") {
   const ppsim::Study study = study_of(R"({
     "fixed": {"model": "llama3.1-8b", "global-batch": 12, "p": 2},

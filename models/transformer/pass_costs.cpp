@@ -665,25 +665,28 @@ PassTimes layer_pass_times(const Architecture& arch, const TrainingLayout& layou
     times.weight_grad.experts = experts(weight_grad_gemms);
   }
 
-  // Context parallelism's exchange of keys and values, beyond the attention compute it runs beside
-  // (context_parallel.hpp); a recomputed attention core exchanges them again.
-  const ContextParallelTimes context =
-      context_parallel_times(profile, layout, x.tokens, attention_widths(x), times.forward.attention,
-                             times.input_grad.attention);
-  times.forward.collective += context.forward;
-  times.input_grad.collective += context.backward;
-
   switch (layout.recompute) {
     case Recompute::kNone:
       break;
     case Recompute::kSelective:
       times.input_grad.recompute = selective_recompute(x, profile, layout, times.forward, forward_gemms);
-      if (layout.recompute_modules.core_attn) times.input_grad.recompute += context.forward;
       break;
     case Recompute::kFull:
       times.input_grad.recompute = times.forward.total();
       break;
   }
+
+  // Context parallelism's exchange of keys and values, beyond the attention compute it runs beside
+  // (context_parallel.hpp); a recomputed attention core (selective's core_attn, or the whole layer)
+  // exchanges them again.
+  const ContextParallelTimes context =
+      context_parallel_times(profile, layout, x.tokens, attention_widths(x), times.forward.attention,
+                             times.input_grad.attention);
+  times.forward.collective += context.forward;
+  times.input_grad.collective += context.backward;
+  const bool attention_again = layout.recompute == Recompute::kFull ||
+                               (layout.recompute == Recompute::kSelective && layout.recompute_modules.core_attn);
+  if (attention_again) times.input_grad.recompute += context.forward;
   return times;
 }
 
