@@ -131,6 +131,30 @@ namespace {
 // Every (stage, micro-batch) has at most three ops (F, I, W).
 double op_bound(const ScheduleParams& params) { return 3.0 * params.p * static_cast<double>(params.v) * params.m; }
 
+// A timeline of an MoE model under expert parallelism also records every MoE layer's dispatch and
+// combine (TransformerCostModel::exchanges): at most this many per op, from the fullest stage with
+// the MTP modules, twice where the recomputation re-runs them. 0 for any other model.
+double exchanges_per_op(const Scenario& scenario) {
+  if (scenario.model.empty()) return 0;
+  const TransformerSetup setup = transformer_setup(scenario);
+  const Architecture& arch = setup.arch;
+  const TrainingLayout& layout = setup.layout;
+  if (!has_experts(arch) || std::int64_t{layout.expert_parallel} * layout.expert_tensor_parallel <= 1) return 0;
+  const double stages = std::max(1.0, static_cast<double>(scenario.params.p) * scenario.params.v);
+  double fullest = std::ceil(arch.layers / stages);
+  for (const int layers : layout.layers_per_stage) fullest = std::max(fullest, static_cast<double>(layers));
+  const bool again = layout.recompute == Recompute::kFull || layout.activation_layout().recomputes_moe();
+  return 2 * (fullest + arch.mtp_layers) * (again ? 2 : 1);
+}
+
+// An all-to-all's record (about 40 bytes kept, 200 in a trace) weighs about a quarter of an op's
+// (a span, its memory samples and its message): the timeline limits count them so.
+constexpr double kExchangesPerOp = 4;
+
+double timeline_records(const ScheduleParams& params, double exchanges) {
+  return op_bound(params) * (1 + exchanges / kExchangesPerOp);
+}
+
 }  // namespace
 
 void check_size(const Scenario& scenario, const OpLimit& limit) {
@@ -148,6 +172,20 @@ void check_size(const Scenario& scenario, const OpLimit& limit) {
                      ", m=" + std::to_string(params.m) + " would simulate up to " + show(ops) +
                      " ops, above the limit of " + std::to_string(limit.ops) + " per run" +
                      (limit.why.empty() ? "" : " " + std::string(limit.why)));
+  }
+}
+
+void check_timeline_records(const Scenario& scenario, const OpLimit& limit) {
+  check_size(scenario, limit);
+  const double exchanges = exchanges_per_op(scenario);
+  const double records = timeline_records(scenario.params, exchanges);
+  if (exchanges > 0 && records > static_cast<double>(limit.ops)) {
+    const auto& params = scenario.params;
+    throw InputError(scenario.source_of("m") + ": p=" + std::to_string(params.p) + ", v=" + std::to_string(params.v) +
+                     ", m=" + std::to_string(params.m) + " would record up to " + show(op_bound(params)) +
+                     " ops and " + show(exchanges) + " expert all-to-alls per op, as many as " + show(records) +
+                     " ops (four all-to-alls weigh one), above the limit of " + std::to_string(limit.ops) +
+                     " per run " + std::string(limit.why));
   }
 }
 
@@ -536,11 +574,13 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
   // The event queue replays a stored program: for timelines, paired sends and FSDP's lowered actions.
   const bool stored = record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired ||
                       adjusted.layout.fsdp || has_samples(adjusted);
-  check_size(adjusted, streamer != nullptr     ? kStreamedTimelineLimit
-                       : record_timeline       ? kTimelineLimit
-                       : stored                ? kStoredProgramLimit
-                       : info->bounded_window ? kGeneratedLimit
-                                              : OpLimit{kMaxOps, "of a schedule whose messages wait for all m micro-batches"});
+  if (record_timeline) {
+    check_timeline_records(adjusted, streamer != nullptr ? kStreamedTimelineLimit : kTimelineLimit);
+  } else {
+    check_size(adjusted, stored                 ? kStoredProgramLimit
+                         : info->bounded_window ? kGeneratedLimit
+                                                : OpLimit{kMaxOps, "of a schedule whose messages wait for all m micro-batches"});
+  }
   if (closed_forms && !stored) {
     if (std::optional<Report> report = closed_form_report(adjusted, schedule)) return std::move(*report);
   }
@@ -568,7 +608,8 @@ double timeline_op_bound(const Scenario& given) {
   for (const auto& name : scenario.schedules) {
     const ScheduleInfo& info = *find_schedule(name);
     if (info.generated()) {
-      bound = std::max(bound, op_bound(scenario_for_schedule(scenario, info).params));
+      const Scenario adjusted = scenario_for_schedule(scenario, info);
+      bound = std::max(bound, timeline_records(adjusted.params, exchanges_per_op(adjusted)));
     } else if (!scenario.schedule_file.empty()) {  // without one, the run names what is missing
       bound = std::max(bound, static_cast<double>(load_schedule_file(scenario.schedule_file).num_ops()));
     }
@@ -581,7 +622,7 @@ void check_timeline_size(const Scenario& given) {
   check_scenario(scenario);
   for (const auto& name : scenario.schedules) {
     const ScheduleInfo& info = *find_schedule(name);
-    if (info.generated()) check_size(scenario_for_schedule(scenario, info), kStreamedTimelineLimit);
+    if (info.generated()) check_timeline_records(scenario_for_schedule(scenario, info), kStreamedTimelineLimit);
   }
 }
 

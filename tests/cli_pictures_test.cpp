@@ -219,6 +219,26 @@ TEST_CASE("an MoE run's all-to-alls get their own thread in the trace, a strip i
   CHECK(read(dir.file("d.svg")).find("class=\"a2a") == std::string::npos);
 }
 
+TEST_CASE("an MoE timeline counts its all-to-alls against the timeline limits", "[cli][pictures][regression]") {
+  // Qwen3-30B-A3B on two stages: 24 MoE layers each, so 48 all-to-alls beside every op.
+  const TempDir dir("cli-exchange-limit");
+  const CliRun refused = cli({"run", "--model", "qwen3-30b-a3b", "-s", "1f1b", "-p", "2", "-d", "8", "-e", "8", "-m",
+                              "200000", "--trace", dir.file("t.json")});
+  CHECK(refused.status == ppsim::kExitBadInput);
+  CHECK(refused.err ==
+        "ppsim: error: -m: p=2, v=1, m=200000 would record up to 1.2e+06 ops and 48 expert all-to-alls per op, as "
+        "many as 1.56e+07 ops (four all-to-alls weigh one), above the limit of 10000000 per run with a timeline "
+        "(--timeline, --trace, --svg or --html)\n");
+  CHECK_FALSE(fs::exists(dir.file("t.json")));
+  // Up to 300,000 ops and their all-to-alls weigh 3.9 million: drawn from digests, the strips as busy share.
+  const CliRun digested = cli({"run", "--model", "qwen3-30b-a3b", "-s", "1f1b", "-p", "2", "-d", "8", "-e", "8", "-m",
+                               "50000", "--svg", dir.file("t.svg")});
+  REQUIRE(digested.status == ppsim::kExitOk);
+  const std::string svg = read(dir.file("t.svg"));
+  CHECK(svg.find("200000 ops: bars show busy share per 2 px") != std::string::npos);  // 1F1B: an F and a B
+  CHECK(svg.find("<path class=\"bin a2a dispatch\"") != std::string::npos);
+}
+
 TEST_CASE("pictures of a run too large to keep are drawn from digests as it runs", "[cli][pictures]") {
   // 3·p·m = 2,000,001 ops at most, one above what the pictures keep (1,333,334 ops run).
   const TempDir dir("cli-digested");
