@@ -22,7 +22,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 70> kSettings = {{
+constexpr std::array<SettingInfo, 71> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -91,6 +91,9 @@ constexpr std::array<SettingInfo, 70> kSettings = {{
      "moe, shared_experts, mla_up_proj; implies --recompute selective"},
     {"flash-attention", "--flash-attention", "", "fused attention without s x s tensors (default; --no-flash-attention)"},
     {"distributed-optimizer", "--distributed-optimizer", "", "shard master weights and Adam state over d (ZeRO-1)"},
+    {"data-parallel-replicate", "--data-parallel-replicate", "R",
+     "with --fsdp, HSDP: the d ranks form R replicas of d/R shards (torchtitan's data_parallel_replicate_degree); "
+     "shards gather and reduce-scatter among themselves, replicas all-reduce their shards (default 1)"},
     {"fsdp", "--fsdp", "",
      "stages are torch FSDP2 (fully_shard) modules over d: schedules run lowered as torch does, UNSHARD, RESHARD "
      "and REDUCE_GRAD cost their all-gathers, reduce-scatters and unsharded buffers"},
@@ -520,6 +523,8 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.data_parallel = parse_count(text, source);
   else if (key == "e")
     scenario.layout.expert_parallel = parse_count(text, source);
+  else if (key == "data-parallel-replicate")
+    scenario.layout.data_parallel_replicate = parse_count(text, source);
   else if (key == "context-parallel")
     scenario.layout.context_parallel = parse_count(text, source);
   else if (key == "cp-comm")
@@ -648,7 +653,8 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       if (!value.is_number()) fail(source, "must be a factor from 1 (balanced) to 1000, got " + json_excerpt(value));
       scenario.layout.moe_imbalance = imbalance_from_number(value.get<double>(), source);
     } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
-               key == "e" || key == "expert-tensor-parallel" || key == "context-parallel" || key == "bucket-size" ||
+               key == "e" || key == "expert-tensor-parallel" || key == "context-parallel" ||
+               key == "data-parallel-replicate" || key == "bucket-size" ||
                key == "microbatch-group-size") {
       apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
     } else if (key == "overlap-p2p-comm") {  // null: Megatron's default, as a report's scenario writes it
@@ -751,6 +757,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["flash-attention"] = layout.flash_attention;
     out["distributed-optimizer"] = layout.distributed_optimizer;
     out["fsdp"] = layout.fsdp;
+    if (layout.data_parallel_replicate > 1) out["data-parallel-replicate"] = layout.data_parallel_replicate;
     out["precision"] = layout.precision;
     out["grad-reduce-dtype"] = grad_reduce_dtype(layout);
     out["fp8-param-gather"] = layout.fp8_param_gather;

@@ -216,6 +216,14 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     refuse_etp(std::to_string(etp) + " times e=" + std::to_string(e) + " does not divide the " + folded);
   }
   check_context_parallel(scenario, arch);
+  if (layout.data_parallel_replicate > 1) {
+    const std::string flag = scenario.source_of("data-parallel-replicate");
+    if (!layout.fsdp) throw InputError(flag + ": HSDP replicates FSDP's shards, so it needs --fsdp");
+    if (layout.data_parallel % layout.data_parallel_replicate != 0) {
+      throw InputError(flag + ": R=" + std::to_string(layout.data_parallel_replicate) + " does not divide d=" +
+                       std::to_string(layout.data_parallel) + " into replicas of equal shards");
+    }
+  }
   if (etp > 1 && arch.moe.expert_ffn_hidden % etp != 0) {
     refuse_etp(std::to_string(etp) + " does not divide the expert FFN width " +
                std::to_string(arch.moe.expert_ffn_hidden) + " of " + arch.name);

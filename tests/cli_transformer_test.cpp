@@ -744,3 +744,22 @@ TEST_CASE("Each context-parallel rule of Megatron-LM and Transformer Engine is o
   const Run plain = ppsim_cli({"run", "-p", "4", "--context-parallel", "2"});
   CHECK(plain.err == "ppsim: error: --context-parallel: needs --model (a transformer study)\n");
 }
+
+TEST_CASE("HSDP runs as FSDP's shards replicated, and refuses what it cannot replicate in one line",
+          "[cli][transformer][fsdp]") {
+  const std::vector<std::string> base = {"run", "-s", "zbv", "--model", "llama3.1-8b", "-p", "4", "-m", "8", "-d", "16"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), more.begin(), more.end());
+    return ppsim_cli(args);
+  };
+  const Run hybrid = with({"--fsdp", "--data-parallel-replicate", "2", "--format", "json"});
+  REQUIRE(hybrid.status == 0);
+  const nlohmann::json result = nlohmann::json::parse(hybrid.out);
+  CHECK(result["scenario"]["data-parallel-replicate"] == 2);
+  CHECK(result["training"]["fsdp_reduce_time"].get<double>() > 0);
+  CHECK(with({"--data-parallel-replicate", "2"}).err ==
+        "ppsim: error: --data-parallel-replicate: HSDP replicates FSDP's shards, so it needs --fsdp\n");
+  CHECK(with({"--fsdp", "--data-parallel-replicate", "3"}).err ==
+        "ppsim: error: --data-parallel-replicate: R=3 does not divide d=16 into replicas of equal shards\n");
+}

@@ -96,8 +96,8 @@ std::vector<StaticMemory> static_memory_per_device(const Architecture& arch, con
   const double optimizer_share = layout.distributed_optimizer ? 1.0 / layout.gradient_ranks() : 1.0;
   const double expert_optimizer_share = layout.distributed_optimizer ? 1.0 / expert_data_parallel(layout) : 1.0;
   for (StaticMemory& device : memory) {
-    if (layout.fsdp) {  // everything sharded over d (fully_sharded.hpp); the unsharded buffers come and go
-      const double shard = device.parameter_count / layout.data_parallel;
+    if (layout.fsdp) {  // everything sharded over the d / R shard ranks (fully_sharded.hpp); the unsharded buffers come and go
+      const double shard = device.parameter_count / layout.fsdp_shards();
       device.parameters = std::llround(kShardedParameterBytes * shard);
       device.gradients = std::llround(kShardedGradientBytes * shard);
       device.optimizer = std::llround(kShardedOptimizerBytes * shard);

@@ -4,6 +4,7 @@
 // memory-saving options, as a Megatron-LM or DeepSpeed launch line states them. Plain data; the
 // config layer fills it and checks every field against its flag or JSON path.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -61,6 +62,12 @@ struct TrainingLayout {
   // lowered schedule's UNSHARD, RESHARD and REDUCE_GRAD cost their collectives and buffers, and
   // Megatron's data-parallel collectives give way to them.
   bool fsdp = false;
+  // HSDP (--data-parallel-replicate R, torchtitan's data_parallel_replicate_degree): with fsdp, the d
+  // ranks form R replicas of d / R shards each; the shard ranks are consecutive (t apart, torchtitan's
+  // mesh order dp_replicate, dp_shard, tp), gather the parameters and reduce-scatter the gradients
+  // among themselves, and the R replicas then all-reduce each shard's gradients (FSDP2's HSDP).
+  int data_parallel_replicate = 1;
+  int fsdp_shards() const { return data_parallel / std::max(1, data_parallel_replicate); }
   std::string precision = "bf16";       // GEMM precision: a key of the profile's dense peaks
   // --grad-reduce-dtype: the data type of the gradient buffer and of its data-parallel reduction,
   // "fp32", "bf16" or "fp16"; "" is the framework's default (gradient_bytes in static_memory.hpp).

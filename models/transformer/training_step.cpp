@@ -119,7 +119,7 @@ double optimizer_step_time(const TransformerSetup& setup, double parameter_count
     // FSDP2's optimizer steps on its fp32 shards (fully_sharded.hpp): the gradient norm reads the
     // gradients (4 bytes), Adam reads gradient, parameter, m and v (16) and writes the last three
     // (12); no bf16 copy to write, as the next UNSHARD casts while it gathers.
-    const double shard = parameter_count / layout.data_parallel;
+    const double shard = parameter_count / layout.fsdp_shards();
     return setup.hardware.memory_time(4 * shard) + setup.hardware.memory_time(28 * shard);
   }
   // The distributed optimizer's shard: the dense parameters over d x c, the routed experts' over the
