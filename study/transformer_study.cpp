@@ -51,8 +51,7 @@ void check_context_parallel(const Scenario& scenario, const Architecture& arch) 
                      " into 2c equal chunks, as Megatron's load-balanced split needs");
   }
   if (layout.fsdp) throw InputError(cp_flag + ": FSDP with context parallelism is not modelled; give one of the two");
-  const int heads = arch.heads / layout.tensor_parallel;  // this rank's heads
-  const int a2a = layout.cp_comm == "a2a" ? c : hierarchical && layout.hierarchical_cp.size() == 2 ? layout.hierarchical_cp[0] : 1;
+  int a2a = layout.cp_comm == "a2a" ? c : 1;  // ranks an all-to-all splits the heads over
   if (hierarchical) {
     if (layout.hierarchical_cp.size() != 2) {
       throw InputError(scenario.source_of("cp-comm") + ": a2a+p2p needs --hierarchical-context-parallel-sizes A,P");
@@ -62,7 +61,9 @@ void check_context_parallel(const Scenario& scenario, const Architecture& arch) 
                        std::to_string(layout.hierarchical_cp[0]) + " * " + std::to_string(layout.hierarchical_cp[1]) +
                        " is not c=" + std::to_string(c));
     }
+    a2a = layout.hierarchical_cp[0];
   }
+  const int heads = arch.heads / layout.tensor_parallel;  // this rank's heads
   if (a2a > 1 && heads % a2a != 0) {
     // The all-to-all hands each of its ranks a whole share of the heads (DeepSpeed-Ulysses).
     throw InputError(scenario.source_of("cp-comm") + ": " + layout.cp_comm + " splits this rank's " +

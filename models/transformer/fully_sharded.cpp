@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/transformer/data_parallel.hpp"
 #include "models/transformer/pass_costs.hpp"
 #include "models/transformer/static_memory.hpp"
 
@@ -16,11 +15,10 @@ ShardingCosts fully_sharded_stage(const TransformerSetup& setup, double paramete
   const int replicas = std::max(1, layout.data_parallel_replicate);
   const std::int64_t node = setup.hardware.devices_per_node;
   const std::int64_t t = std::max(1, layout.tensor_parallel);
-  // The shard ranks are t apart: their ring leaves the node once t * shards GPUs exceed it. Without
-  // HSDP they are the d data-parallel ranks.
-  const bool inter_node = replicas == 1 ? data_parallel_crosses_nodes(setup) : t * shards > node;
-  const int per_node = replicas == 1 ? data_parallel_ranks_per_node(setup)
-                                     : static_cast<int>(std::clamp<std::int64_t>(node / t, 1, shards));
+  // The shard ranks are t apart (without HSDP, all d data-parallel ranks): their ring leaves the
+  // node once t * shards GPUs exceed it.
+  const bool inter_node = t * shards > node;
+  const int per_node = static_cast<int>(std::clamp<std::int64_t>(node / t, 1, shards));
   ShardingCosts costs;
   // FSDP2's foreach_all_gather: each rank contributes its bf16 shard, every rank ends with the whole.
   costs.gather_time = collective_time(setup.hardware, Collective::kAllGather, kUnshardedParameterBytes * parameters,
