@@ -4,6 +4,7 @@
 // Cost models answer queries and hold no simulation state; the engine reads each answer once per
 // stage before a run, so implementations need not be fast.
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -17,10 +18,26 @@ namespace ppsim {
 // REDUCE_GRAD (schedules/comm_action.hpp). All zero, the default, is a stage that is not sharded:
 // torch's runtime then skips those actions (`stage_uses_fsdp` in _PipelineScheduleRuntime).
 struct ShardingCosts {
-  double gather_time = 0;             // UNSHARD's all-gather of the stage's parameters
+  double gather_time = 0;             // UNSHARD's all-gather of the stage's parameters (per block: its first unit's)
   double reduce_time = 0;             // REDUCE_GRAD's reduce-scatter of its accumulated gradients
   std::int64_t parameter_bytes = 0;   // unsharded parameters, held from UNSHARD to RESHARD
   std::int64_t gradient_bytes = 0;    // unsharded gradients, from the first B or W to REDUCE_GRAD
+  // FSDP per block (fully_shard on each transformer block): the stage is gathered unit by unit inside
+  // the ops that use it, each unit's all-gather beside the previous unit's compute. What each op adds
+  // to its compute is the cost model's; the engine decides which ops gather.
+  bool per_block = false;
+  // Every forward gathers the stage again (reshard_after_forward), and so does every backward when
+  // the stage runs alone; inside a pipeline torch keeps a stage gathered from its first backward on
+  // (backward_maybe_with_nosync: reshard_after_backward off until REDUCE_GRAD).
+  bool regather = false;
+  // The stage runs alone, outside torch's pipelining runtime (torchtitan without PP): every B and W
+  // reduce-scatters its units as it goes, and REDUCE_GRAD waits only for the last unit's.
+  bool reduce_per_op = false;
+  std::array<double, 4> gather_extra{};  // by op (F, B, I, W): it gathers, its first unit already there
+  double cold_forward_extra = 0;         // a forward that must gather its first unit too
+  std::array<double, 4> reduce_extra{};  // by op, with reduce_per_op: its reduce-scatters' exposed share
+  double unit_gathers = 0;               // every unit's all-gather once (for the step's totals)
+  double unit_reduces = 0;               // every unit's reduce-scatter once
   bool any() const { return gather_time != 0 || reduce_time != 0 || parameter_bytes != 0 || gradient_bytes != 0; }
 };
 

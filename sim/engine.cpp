@@ -167,6 +167,8 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   sharding_.clear();
   unsharded_at_.clear();
   gradients_held_.clear();
+  gathered_.clear();
+  prefetched_.clear();
   if (!program.comms.empty()) prepare_comms(program, costs);
   // Nothing to wait at or defer (receives as torch runs them, sends right after their ops): the
   // loop then skips both tests.
@@ -315,6 +317,8 @@ void Engine::prepare_comms(const Program& program, const CostModel& costs) {
     sharding_ = std::move(sharding);
     unsharded_at_.assign(sharding_.size(), 0.0);
     gradients_held_.assign(sharding_.size(), 0);
+    gathered_.assign(sharding_.size(), 0);
+    prefetched_.assign(sharding_.size(), 0);
   }
   // Where each (stage, micro-batch)'s F and B or I stands in its device's list: a SEND right after
   // its op sends as the op ends, which the engine does anyway; only a later one defers the message.
@@ -381,9 +385,11 @@ void Engine::run_sharding_action(int device, const CommAction& action) {
     case CommOp::kUnshard:
       state.collective_free = std::max(reached, state.collective_free) + costs.gather_time;
       unsharded_at_[stage] = state.collective_free;
+      prefetched_[stage] = 1;  // per block, only the first unit: the ops gather the rest
       memory.hold(costs.parameter_bytes);  // the all-gather's output is allocated as it is issued
       break;
     case CommOp::kReshard:
+      gathered_[stage] = 0;
       memory.release(costs.parameter_bytes);
       break;
     case CommOp::kReduceGrad:
@@ -402,6 +408,30 @@ void Engine::run_sharding_action(int device, const CommAction& action) {
 double Engine::parameters_ready(const Action& action, const Action* partner) const {
   const double ready = unsharded_at_[index(action.stage)];
   return partner == nullptr ? ready : std::max(ready, unsharded_at_[index(partner->stage)]);
+}
+
+double Engine::unit_by_unit_extra(const Action& action) {
+  const std::size_t stage = index(action.stage);
+  const ShardingCosts& costs = sharding_[stage];
+  if (!costs.per_block) return 0;
+  const std::size_t k = op_index(action.op);
+  double extra = 0;
+  if (action.op == Op::kForward) {
+    if (gathered_[stage] == 0) {
+      extra += prefetched_[stage] != 0 ? costs.gather_extra[k] : costs.cold_forward_extra;
+      prefetched_[stage] = 0;
+      gathered_[stage] = costs.regather ? 0 : 1;
+    }
+  } else if (action.op != Op::kBackwardWeight && costs.regather && gathered_[stage] == 0) {
+    // The backward's first unit is the forward's last, which FSDP keeps (torchtitan does not reshard
+    // the last block after its forward, FSDP prefetches it anyway).
+    extra += costs.gather_extra[k];
+    if (!costs.reduce_per_op) gathered_[stage] = 1;  // torch's pipelining: gathered until REDUCE_GRAD
+  }
+  if (costs.reduce_per_op && (action.op == Op::kBackward || action.op == Op::kBackwardWeight)) {
+    extra += costs.reduce_extra[k];
+  }
+  return extra;
 }
 
 void Engine::hold_gradients(int device, const Action& action, const Action* partner) {
@@ -476,7 +506,10 @@ void Engine::start_if_ready(int device) {
   // An overlapped pair draws once, with its backward's variation.
   if (options_.noise != nullptr) [[unlikely]] cost = noisy_op_time(device, state.pc, partner ? partner->op : action.op, cost);
   double start = std::max(std::max(state.free_at, ready), state.gate_time);
-  if (!sharding_.empty()) [[unlikely]] start = std::max(start, parameters_ready(action, partner));
+  if (!sharding_.empty()) [[unlikely]] {
+    start = std::max(start, parameters_ready(action, partner));
+    cost += unit_by_unit_extra(action) + (partner != nullptr ? unit_by_unit_extra(*partner) : 0.0);
+  }
   const double end = start + cost;
   while (state.next_mark_pc <= last) note_marks(device, state.next_mark_pc, start, end);
   // A layer-by-layer pair adds its forward's stash once its backward's is freed (finish_op).

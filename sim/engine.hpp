@@ -183,6 +183,9 @@ class Engine {
   void run_sharding_action(int device, const CommAction& action);
   // The earliest a compute op (and its overlapped partner) may start: its stages' all-gathers done.
   double parameters_ready(const Action& action, const Action* partner) const;
+  // Per-block FSDP: what gathering (and, for a stage alone, reduce-scattering) unit by unit adds to
+  // the op, and whether the stage stays gathered after it.
+  double unit_by_unit_extra(const Action& action);
   // The first gradient op (B or W) of a sharded stage allocates its unsharded gradients.
   void hold_gradients(int device, const Action& action, const Action* partner);
   // Passes the gates after the device's last op: its end is when the trailing REDUCE_GRADs end.
@@ -391,6 +394,8 @@ class Engine {
   std::vector<ShardingCosts> sharding_;
   std::vector<double> unsharded_at_;  // when the stage's latest all-gather ends
   std::vector<std::uint8_t> gradients_held_;
+  std::vector<std::uint8_t> gathered_;    // per-block FSDP: every unit of the stage is gathered
+  std::vector<std::uint8_t> prefetched_;  // per-block FSDP: UNSHARD has gathered the first unit
   EventQueue events_;
   Timeline timeline_;
   bool record_exchanges_ = false;  // a timeline of a cost model with expert all-to-alls

@@ -22,7 +22,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 71> kSettings = {{
+constexpr std::array<SettingInfo, 74> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -97,6 +97,15 @@ constexpr std::array<SettingInfo, 71> kSettings = {{
     {"fsdp", "--fsdp", "",
      "stages are torch FSDP2 (fully_shard) modules over d: schedules run lowered as torch does, UNSHARD, RESHARD "
      "and REDUCE_GRAD cost their all-gathers, reduce-scatters and unsharded buffers"},
+    {"fsdp-unit", "--fsdp-unit", "block|stage",
+     "with --fsdp, what one fully_shard wraps: each transformer block, the embedding and the head (block, default, as "
+     "torchtitan), gathered unit by unit beside the compute; or the whole stage, gathered by UNSHARD (stage)"},
+    {"reshard-after-forward", "--reshard-after-forward", "default|always|never",
+     "with --fsdp, torchtitan's reshard_after_forward_policy: free each block after its forward (always), keep it "
+     "(never), or free it only without pipeline parallelism (default)"},
+    {"fsdp-float8-all-gather", "--fsdp-float8-all-gather", "",
+     "with --fsdp and --precision fp8, all-gather the linear weights in FP8 (torchtitan's "
+     "float8.enable_fsdp_float8_all_gather)"},
     {"precision", "--precision", "P", "GEMM precision: bf16 (default), fp16 or fp8"},
     {"grad-reduce-dtype", "--grad-reduce-dtype", "fp32|bf16|fp16",
      "gradient buffer and data-parallel reduction dtype (default as Megatron-LM: fp32 with bf16 and fp8, fp16 with "
@@ -549,6 +558,12 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.distributed_optimizer = bool_from_text(text, source);
   else if (key == "fsdp")
     scenario.layout.fsdp = bool_from_text(text, source);
+  else if (key == "fsdp-unit")
+    scenario.layout.fsdp_unit = one_of(text, {"block", "stage"}, source);
+  else if (key == "reshard-after-forward")
+    scenario.layout.reshard_after_forward = one_of(text, {"default", "always", "never"}, source);
+  else if (key == "fsdp-float8-all-gather")
+    scenario.layout.fsdp_float8_all_gather = bool_from_text(text, source);
   else if (key == "precision")
     scenario.layout.precision = precision_from_text(text, source);
   else if (key == "grad-compression")
@@ -643,7 +658,8 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + json_excerpt(value));
       scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
     } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
-               key == "distributed-optimizer" || key == "fsdp" || key == "overlap-grad-reduce" ||
+               key == "distributed-optimizer" || key == "fsdp" || key == "fsdp-float8-all-gather" ||
+               key == "overlap-grad-reduce" ||
                key == "overlap-param-gather" || key == "fp8-param-gather" ||
                (key == "overlap-p2p-comm" && !value.is_null()) ||
                key == "tp-comm-overlap") {
@@ -758,6 +774,11 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
     out["distributed-optimizer"] = layout.distributed_optimizer;
     out["fsdp"] = layout.fsdp;
     if (layout.data_parallel_replicate > 1) out["data-parallel-replicate"] = layout.data_parallel_replicate;
+    if (layout.fsdp) {
+      out["fsdp-unit"] = layout.fsdp_unit;
+      out["reshard-after-forward"] = layout.reshard_after_forward;
+      out["fsdp-float8-all-gather"] = layout.fsdp_float8_all_gather;
+    }
     out["precision"] = layout.precision;
     out["grad-reduce-dtype"] = grad_reduce_dtype(layout);
     out["fp8-param-gather"] = layout.fp8_param_gather;

@@ -26,7 +26,7 @@ std::vector<Duration> resolved_weight(const Scenario& scenario) {
 
 bool is_model_setting(std::string_view key) {
   for (std::string_view model_key : {"hardware", "seq", "global-batch", "t", "d", "e", "context-parallel", "cp-comm", "hierarchical-context-parallel-sizes", "data-parallel-replicate", "expert-tensor-parallel", "moe-dispatcher", "moe-imbalance", "sequence-parallel",
-                                     "recompute", "recompute-modules", "flash-attention", "distributed-optimizer", "fsdp", "precision", "grad-reduce-dtype", "fp8-param-gather", "grad-compression",
+                                     "recompute", "recompute-modules", "flash-attention", "distributed-optimizer", "fsdp", "fsdp-unit", "reshard-after-forward", "fsdp-float8-all-gather", "precision", "grad-reduce-dtype", "fp8-param-gather", "grad-compression",
                                      "layers-per-stage", "overlap-grad-reduce", "bucket-size", "overlap-param-gather",
                                      "tp-comm-overlap", "dropout", "workspace", "memory-headroom",
                                      "overlap-p2p-comm"}) {

@@ -351,14 +351,32 @@ void check_costs(const Scenario& scenario, const CostModel& costs, const Program
 
 namespace {
 
-// Each device's all-gathers and reduce-scatters of a lowered program under FSDP, in a step.
+// Each device's all-gathers and reduce-scatters of a lowered program under FSDP, in a step. Per
+// block, the ops that gather and reduce are those the engine charges (Engine::unit_by_unit_extra).
 void add_fsdp_collectives(TrainingFigures& training, const Program& program, const CostModel& costs) {
-  for (const std::vector<CommAction>& comms : program.comms) {
+  for (std::size_t d = 0; d < program.comms.size(); ++d) {
     double gather = 0;
     double reduce = 0;
-    for (const CommAction& action : comms) {
-      if (action.op == CommOp::kUnshard) gather += costs.sharding(action.stage).gather_time;
-      if (action.op == CommOp::kReduceGrad) reduce += costs.sharding(action.stage).reduce_time;
+    for (const CommAction& action : program.comms[d]) {
+      const ShardingCosts sharding = costs.sharding(action.stage);
+      if (action.op == CommOp::kUnshard && !sharding.per_block) gather += sharding.gather_time;
+      if (action.op == CommOp::kReduceGrad && !sharding.reduce_per_op) reduce += sharding.reduce_time;
+    }
+    std::vector<std::uint8_t> gathered(static_cast<std::size_t>(program.num_stages()), 0);
+    for (const Action& action : d < program.actions.size() ? program.actions[d] : std::vector<Action>{}) {
+      const ShardingCosts sharding = costs.sharding(action.stage);
+      if (!sharding.per_block) continue;
+      std::uint8_t& whole = gathered[static_cast<std::size_t>(action.stage)];
+      if (action.op == Op::kForward && whole == 0) {
+        gather += sharding.unit_gathers;
+        whole = sharding.regather ? 0 : 1;
+      } else if (action.op != Op::kForward && action.op != Op::kBackwardWeight && sharding.regather && whole == 0) {
+        gather += sharding.unit_gathers;
+        whole = sharding.reduce_per_op ? 0 : 1;
+      }
+      if (sharding.reduce_per_op && (action.op == Op::kBackward || action.op == Op::kBackwardWeight)) {
+        reduce += sharding.unit_reduces;
+      }
     }
     training.fsdp_gather_time = std::max(training.fsdp_gather_time, gather);
     training.fsdp_reduce_time = std::max(training.fsdp_reduce_time, reduce);

@@ -50,7 +50,6 @@ void check_context_parallel(const Scenario& scenario, const Architecture& arch) 
     throw InputError(cp_flag + ": c=" + std::to_string(c) + " does not split s=" + std::to_string(layout.seq) +
                      " into 2c equal chunks, as Megatron's load-balanced split needs");
   }
-  if (layout.fsdp) throw InputError(cp_flag + ": FSDP with context parallelism is not modelled; give one of the two");
   int a2a = layout.cp_comm == "a2a" ? c : 1;  // ranks an all-to-all splits the heads over
   if (hierarchical) {
     if (layout.hierarchical_cp.size() != 2) {
@@ -261,18 +260,23 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
     throw InputError(scenario.source_of("distributed-optimizer") + ": --fsdp shards the optimizer state already; "
                                                                   "give one of the two");
   }
-  if (layout.fsdp && layout.precision == "fp8") {
-    throw InputError(scenario.source_of("fsdp") + ": FSDP with fp8 weights (float8 all-gathers) is not modelled; "
-                                                 "use --precision bf16 or fp16");
+  if (!layout.fsdp && layout.fsdp_unit != "block") {
+    throw InputError(scenario.source_of("fsdp-unit") + ": says what FSDP shards as one unit; it needs --fsdp");
+  }
+  if (layout.reshard_after_forward != "default") {
+    if (!layout.fsdp) throw InputError(scenario.source_of("reshard-after-forward") + ": is FSDP's; it needs --fsdp");
+    if (layout.fsdp_unit == "stage") {
+      throw InputError(scenario.source_of("reshard-after-forward") + ": applies to blocks, and --fsdp-unit stage "
+                                                                    "gathers the stage once (UNSHARD to RESHARD)");
+    }
+  }
+  if (layout.fsdp_float8_all_gather && (!layout.fsdp || layout.precision != "fp8")) {
+    throw InputError(scenario.source_of("fsdp-float8-all-gather") + ": gathers FP8 weights, so it needs --fsdp and "
+                                                                     "--precision fp8");
   }
   if (layout.fsdp && scenario.comm_actions == Scenario::CommActions::kIgnore) {
     throw InputError(scenario.source_of("fsdp") + ": its costs are those of UNSHARD, RESHARD and REDUCE_GRAD, which "
                                                  "--comm-actions ignore drops");
-  }
-  if (layout.fsdp && !layout.grad_reduce_dtype.empty() && layout.grad_reduce_dtype != "fp32") {
-    // torchtitan's FSDP2 reduces in fp32 (mixed_precision_reduce, "float32" its only allowed value).
-    throw InputError(scenario.source_of("grad-reduce-dtype") + ": --fsdp reduces gradients in fp32, as "
-                                                              "torchtitan's FSDP2 does; give one of the two");
   }
   if (layout.fsdp && layout.grad_compression != "none") {
     throw InputError(scenario.source_of("grad-compression") + ": compresses Megatron-style data-parallel reductions, "

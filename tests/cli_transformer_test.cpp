@@ -553,9 +553,19 @@ TEST_CASE("FSDP settings it cannot model are refused, naming the flag", "[cli][t
       {{"run", "--fsdp"}, "ppsim: error: --fsdp: needs --model (a transformer study)\n"},
       {{"run", "--model", "llama3.1-8b", "--fsdp", "--distributed-optimizer"},
        "ppsim: error: --distributed-optimizer: --fsdp shards the optimizer state already; give one of the two\n"},
-      {{"run", "--model", "llama3.1-8b", "--fsdp", "--precision", "fp8"},
-       "ppsim: error: --fsdp: FSDP with fp8 weights (float8 all-gathers) is not modelled; use --precision bf16 or "
-       "fp16\n"},
+      {{"run", "--model", "llama3.1-8b", "--fsdp", "--fsdp-float8-all-gather"},
+       "ppsim: error: --fsdp-float8-all-gather: gathers FP8 weights, so it needs --fsdp and --precision fp8\n"},
+      {{"run", "--model", "llama3.1-8b", "--precision", "fp8", "--fsdp-float8-all-gather"},
+       "ppsim: error: --fsdp-float8-all-gather: gathers FP8 weights, so it needs --fsdp and --precision fp8\n"},
+      {{"run", "--model", "llama3.1-8b", "--fsdp-unit", "stage"},
+       "ppsim: error: --fsdp-unit: says what FSDP shards as one unit; it needs --fsdp\n"},
+      {{"run", "--model", "llama3.1-8b", "--fsdp", "--fsdp-unit", "layer"},
+       "ppsim: error: --fsdp-unit: must be block or stage, got 'layer'\n"},
+      {{"run", "--model", "llama3.1-8b", "--reshard-after-forward", "always"},
+       "ppsim: error: --reshard-after-forward: is FSDP's; it needs --fsdp\n"},
+      {{"run", "--model", "llama3.1-8b", "--fsdp", "--fsdp-unit", "stage", "--reshard-after-forward", "never"},
+       "ppsim: error: --reshard-after-forward: applies to blocks, and --fsdp-unit stage gathers the stage once "
+       "(UNSHARD to RESHARD)\n"},
       {{"run", "--model", "llama3.1-8b", "--fsdp", "--comm-actions", "ignore"},
        "ppsim: error: --fsdp: its costs are those of UNSHARD, RESHARD and REDUCE_GRAD, which --comm-actions ignore "
        "drops\n"},
@@ -736,8 +746,6 @@ TEST_CASE("Each context-parallel rule of Megatron-LM and Transformer Engine is o
         "ppsim: error: --hierarchical-context-parallel-sizes: needs --cp-comm a2a+p2p, got p2p\n");
   CHECK(error({"--context-parallel", "32", "--cp-comm", "a2a"}) ==
         "ppsim: error: --cp-comm: a2a splits this rank's 16 heads over 32 ranks, which must divide them\n");
-  CHECK(error({"--context-parallel", "2", "--fsdp"}) ==
-        "ppsim: error: --context-parallel: FSDP with context parallelism is not modelled; give one of the two\n");
   CHECK(error({"--context-parallel", "2", "--hierarchical-context-parallel-sizes", "2"}) ==
         "ppsim: error: --hierarchical-context-parallel-sizes: must be two sizes A,P (the all-to-all group's and the "
         "ring's), got '2'\n");

@@ -383,3 +383,39 @@ TEST_CASE("FSDP's collectives queue on one stream: an all-gather waits for the o
   CHECK(result.per_device[0].busy == 6);
   CHECK(result.bubble_ratio == Approx(7.0 / 13));
 }
+
+TEST_CASE("Per block, a stage inside a pipeline pays its units' gathers in its first forward only",
+          "[lowered][fsdp]") {
+  // torch's lowered GPipe, p = 2, m = 2, F = 1, B = 2. UNSHARD gathers each stage's first unit in
+  // 0.5; its first forward takes 0.3 longer for the units it gathers as it goes, later ones none.
+  // d0: 0F0 0.5-1.8, 0F1 1.8-2.8; d1: 1F0 1.8-3.1, 1F1 3.1-4.1, 1B0 4.1-6.1, 1B1 6.1-8.1,
+  // REDUCE_GRAD 8.1-8.35; d0: 0B0 6.1-8.1, 0B1 8.1-10.1, REDUCE_GRAD 10.1-10.35.
+  const Program program = parsed(kTorchGpipeP2M2);
+  ppsim::ShardingCosts sharding{.gather_time = 0.5, .reduce_time = 0.25, .per_block = true};
+  sharding.gather_extra = {0.3, 0.2, 0.2, 0};
+  sharding.cold_forward_extra = 0.7;
+  const ShardedCosts costs(ppsim::UniformCosts{}, sharding);
+  const ppsim::Result result = run(program, costs, ppsim::CommMode::kOverlap);
+  CHECK(result.makespan == Approx(10.35));
+  CHECK(result.per_device[1].end == Approx(8.35));
+  CHECK(result.per_device[0].busy == 6);  // what the gathers add is waiting, not compute
+}
+
+TEST_CASE("Per block with reshard after forward, every forward gathers again, and a stage alone every backward too",
+          "[lowered][fsdp]") {
+  // One stage, m = 2, F = 1, B = 2; UNSHARD 0-0.5. 0F0 has its first unit (+0.1); 0F1 gathers
+  // all of them (+0.4). A backward gathers (+0.2). Inside a pipeline the stage then stays gathered
+  // until REDUCE_GRAD; alone each backward gathers again and its reduce-scatters show (+0.05).
+  const Program program = parsed("0UNSHARD,0F0,0F1,0B0,0B1,0REDUCE_GRAD,0RESHARD\n");
+  ppsim::ShardingCosts sharding{.gather_time = 0.5, .reduce_time = 0.25, .per_block = true, .regather = true};
+  sharding.gather_extra = {0.1, 0.2, 0.2, 0};
+  sharding.cold_forward_extra = 0.4;
+  sharding.reduce_extra = {0, 0.05, 0, 0.05};
+  // 0F0 0.5-1.6, 0F1 1.6-3.0, 0B0 3.0-5.2, 0B1 5.2-7.2, REDUCE_GRAD 7.2-7.45.
+  CHECK(run(program, ShardedCosts(ppsim::UniformCosts{}, sharding), ppsim::CommMode::kOverlap).makespan ==
+        Approx(7.45));
+  // Alone: 0B0 3.0-5.25, 0B1 5.25-7.5, REDUCE_GRAD (the last unit's reduce-scatter) 7.5-7.75.
+  sharding.reduce_per_op = true;
+  CHECK(run(program, ShardedCosts(ppsim::UniformCosts{}, sharding), ppsim::CommMode::kOverlap).makespan ==
+        Approx(7.75));
+}

@@ -158,17 +158,26 @@ TEST_CASE("FP8 parameters are gathered in 1 byte, the rest of the parameters in 
   CHECK(ppsim::parameter_gather_time(setup, 1e8, 0.5) == ppsim::parameter_gather_time(setup, 7.5e7, 0.0));
 }
 
-TEST_CASE("A 16-bit gradient dtype is refused with --fsdp, whose reduction is fp32 as torchtitan's FSDP2 runs it") {
-  const ppsim::test::CliRun run =
-      ppsim::test::cli({"run", "--model", "llama3.1-8b", "-p", "2", "-m", "4", "-d", "2", "--fsdp",
-                        "--grad-reduce-dtype", "bf16"});
-  CHECK(run.status == ppsim::kExitBadInput);
-  CHECK(run.err == "ppsim: error: --grad-reduce-dtype: --fsdp reduces gradients in fp32, as torchtitan's FSDP2 does; "
-                   "give one of the two\n");
-  // fp32, what FSDP does anyway (and what a report's scenario says), is accepted.
-  CHECK(ppsim::test::cli({"run", "--model", "llama3.1-8b", "-p", "2", "-m", "4", "-d", "2", "--fsdp",
-                          "--grad-reduce-dtype", "fp32"})
-            .status == ppsim::kExitOk);
+TEST_CASE("A 16-bit gradient dtype under --fsdp is FSDP2's reduce_dtype, and fp32 is what it does unasked") {
+  auto run = [](std::vector<std::string> more) {
+    std::vector<std::string> args = {"run", "--model", "llama3.1-8b", "-p", "2", "-m", "4", "-d", "2", "--fsdp",
+                                     "--format", "json"};
+    args.insert(args.end(), more.begin(), more.end());
+    const ppsim::test::CliRun result = ppsim::test::cli(args);
+    REQUIRE(result.status == ppsim::kExitOk);
+    return nlohmann::json::parse(result.out);
+  };
+  const nlohmann::json plain = run({});
+  const nlohmann::json fp32 = run({"--grad-reduce-dtype", "fp32"});
+  const nlohmann::json bf16 = run({"--grad-reduce-dtype", "bf16"});
+  CHECK(plain["scenario"]["grad-reduce-dtype"] == "fp32");
+  CHECK(plain["training"] == fp32["training"]);
+  CHECK(bf16["scenario"]["grad-reduce-dtype"] == "bf16");
+  // Half the bytes to reduce-scatter and to hold unsharded; the fp32 shards stay as they were.
+  CHECK(bf16["training"]["fsdp_reduce_time"].get<double>() < fp32["training"]["fsdp_reduce_time"].get<double>());
+  CHECK(bf16["training"]["memory"][0]["unsharded"].get<double>() <
+        fp32["training"]["memory"][0]["unsharded"].get<double>());
+  CHECK(bf16["training"]["memory"][0]["gradients"] == fp32["training"]["memory"][0]["gradients"]);
 }
 
 TEST_CASE("The two settings of what ran go into the scenario and come back from it") {

@@ -9,14 +9,13 @@
 namespace ppsim {
 
 std::string grad_reduce_dtype(const TrainingLayout& layout) {
-  if (layout.fsdp) return "fp32";  // FSDP2's reduce_dtype (fully_sharded.hpp)
   if (!layout.grad_reduce_dtype.empty()) return layout.grad_reduce_dtype;
-  return layout.precision == "fp16" ? "fp16" : "fp32";
+  // FSDP2's reduce_dtype is fp32 in torchtitan (mixed_precision_reduce, fully_sharded.hpp).
+  return layout.precision == "fp16" && !layout.fsdp ? "fp16" : "fp32";
 }
 
 double gradient_bytes(const TrainingLayout& layout) {
-  // FSDP2 reduces in its MixedPrecisionPolicy's reduce_dtype, fp32 (fully_sharded.hpp); a 16-bit
-  // --grad-reduce-dtype is refused with --fsdp.
+  // Under FSDP, --grad-reduce-dtype is MixedPrecisionPolicy's reduce_dtype (fully_sharded.hpp).
   return grad_reduce_dtype(layout) == "fp32" ? kGradientBytes : 2;
 }
 

@@ -67,7 +67,21 @@ struct TrainingLayout {
   // mesh order dp_replicate, dp_shard, tp), gather the parameters and reduce-scatter the gradients
   // among themselves, and the R replicas then all-reduce each shard's gradients (FSDP2's HSDP).
   int data_parallel_replicate = 1;
-  int fsdp_shards() const { return data_parallel / std::max(1, data_parallel_replicate); }
+  // --fsdp-unit: what one fully_shard call wraps. "block" (default): each transformer block, then the
+  // embedding and the final norm with the output head, as torchtitan's apply_fsdp and most FSDP2 users
+  // shard; each op gathers its stage unit by unit beside its compute. "stage": the whole stage is one
+  // unit, gathered by UNSHARD before its first op (fully_sharded.hpp).
+  std::string fsdp_unit = "block";
+  // --reshard-after-forward (torchtitan's reshard_after_forward_policy): "default" frees each block's
+  // gathered parameters after its forward only without pipeline parallelism (with it, a stage stays
+  // gathered for the step); "always" and "never" force it.
+  std::string reshard_after_forward = "default";
+  // --fsdp-float8-all-gather (torchtitan's float8.enable_fsdp_float8_all_gather): under --precision
+  // fp8, the linear weights are all-gathered in FP8 (1 byte) instead of bf16.
+  bool fsdp_float8_all_gather = false;
+  // FSDP shards over the data-parallel and context-parallel ranks together (torchtitan's dp_shard_cp
+  // mesh), over R replicas with HSDP.
+  int fsdp_shards() const { return data_parallel * context_parallel / std::max(1, data_parallel_replicate); }
   std::string precision = "bf16";       // GEMM precision: a key of the profile's dense peaks
   // --grad-reduce-dtype: the data type of the gradient buffer and of its data-parallel reduction,
   // "fp32", "bf16" or "fp16"; "" is the framework's default (gradient_bytes in static_memory.hpp).

@@ -171,10 +171,45 @@ TransformerCostModel::TransformerCostModel(TransformerSetup setup, std::vector<i
     for (StaticMemory& device : static_memory_) device.workspace += std::llround(context_buffers);
   }
   if (layout.fsdp) {
+    const bool alone = plan.stages.size() == 1;
+    const double fp8_dense = layout.precision == "fp8" ? layer_linear_weight_count(arch, false, layout.tensor_parallel,
+                                                                                     layout.expert_parallel)
+                                                       : 0;
+    const double fp8_moe = layout.precision == "fp8"
+                               ? layer_linear_weight_count(arch, true, layout.tensor_parallel, layout.expert_parallel,
+                                                           layout.expert_tensor_parallel)
+                               : 0;
     for (const StageContents& contents : plan.stages) {
-      const double parameters =
-          stage_parameter_count(arch, contents, layout.tensor_parallel, plan.stages.size() == 1);
-      sharding_.push_back(fully_sharded_stage(setup_, parameters));
+      // torchtitan's units: the embedding, each block, the final norm with the output head (and
+      // here the MTP modules, which torchtitan's Llama has none of).
+      std::vector<ShardUnit> units;
+      auto part = [&](StageContents piece) {
+        return stage_parameter_count(arch, piece, layout.tensor_parallel, alone, expert_model_shards(layout));
+      };
+      if (contents.embedding) units.push_back({part({.embedding = true}), 0, embedding, false});
+      for (int layer = contents.first_layer; layer < contents.first_layer + contents.layers; ++layer) {
+        const bool experts = is_moe_layer(arch, layer);
+        units.push_back({part({.first_layer = layer, .layers = 1}), experts ? fp8_moe : fp8_dense,
+                         kind_of(layer).times, true});
+      }
+      if (contents.lm_head) {
+        PassTimes tail = head;
+        if (arch.mtp_layers > 0) {
+          PassTimes module = kind_of(arch.layers - 1).times;
+          module += mtp_projection(arch, layout, hardware).times;
+          module += embedding;
+          module += head;
+          tail += module.scaled(arch.mtp_layers);
+        }
+        units.push_back({part({.lm_head = true}), 0, tail, false});
+      }
+      if (layout.fsdp_unit == "stage") {
+        double fp8_weights = 0;
+        for (const ShardUnit& unit : units) fp8_weights += unit.fp8_weights;
+        sharding_.push_back(fully_sharded_stage(setup_, part(contents), fp8_weights));
+      } else {
+        sharding_.push_back(fully_sharded_units(setup_, units, alone));
+      }
     }
   }
   const bool sp = layout.sequence_parallel && layout.tensor_parallel > 1;
