@@ -10,9 +10,11 @@
 #include <tuple>
 #include <vector>
 
+#include "models/transformer/context_parallel.hpp"
 #include "models/uniform_cost_model.hpp"
 #include "schedules/registry.hpp"
 #include "sim/engine.hpp"
+#include "sim/ring_replay.hpp"
 #include "sim/report/format.hpp"
 #include "study/errors.hpp"
 #include "study/study.hpp"
@@ -127,6 +129,36 @@ void write_formulas(const Scenario& scenario, std::ostream& out) {
   out << text.str();
 }
 
+namespace {
+
+// Context parallelism's ring (--cp-comm p2p): the closed form the cost model charges against the
+// ring replayed step by step, over c = 1..16 ranks and transfers from free to four times a step's
+// compute, the forward's blocks and the backward's (twice the bytes). Returns the checks made.
+std::size_t check_ring_attention(std::ostream& report, std::size_t& deviations) {
+  std::size_t checks = 0;
+  for (int ranks = 1; ranks <= 16; ++ranks) {
+    for (const double compute : {1.0, 3.7}) {
+      const double step = compute / ranks;
+      for (const double transfer : {0.0, 0.01, 0.1, step, 0.5 * step, 1.5 * step, 0.5, 4.0 * step}) {
+        for (const double bytes : {1.0, 2.0}) {  // the forward's K and V; the backward's with their gradients
+          const double predicted = compute + ring_attention_exposed(compute, bytes * transfer, ranks);
+          const double simulated =
+              replay_ring_attention(std::vector<double>(static_cast<std::size_t>(ranks), step), bytes * transfer);
+          ++checks;
+          if (agrees(predicted, simulated)) continue;
+          ++deviations;
+          report << "DEVIATION ring-attention time = A/c + (c-1) max(A/c, X) at c=" << ranks << " A=" << compute
+                 << " X=" << bytes * transfer << ": closed form " << show(predicted) << ", replayed " << show(simulated)
+                 << "\n";
+        }
+      }
+    }
+  }
+  return checks;
+}
+
+}  // namespace
+
 bool check_formulas(std::ostream& out, const FormulaGrid& grid) {
   // Cost ratios (F, B, W): the usual B = 2F, equal F and B, a slow backward, and uneven decimals.
   const std::vector<std::tuple<double, double, double>> costs = {{1, 2, 1}, {1, 1, 0.5}, {1, 3, 1}, {0.7, 1.3, 0.4}};
@@ -189,10 +221,14 @@ bool check_formulas(std::ostream& out, const FormulaGrid& grid) {
   if (checks == 0) {
     throw InputError("formulas --check: no closed form holds for the schedules and sizes given (-s, -p, -v, -m)");
   }
+  // The ring is no schedule: it runs with the whole grid, not with one narrowed to schedules or sizes.
+  const bool whole_grid = grid.schedules.empty() && !grid.p && !grid.v && !grid.m;
+  const std::size_t ring_checks = whole_grid ? check_ring_attention(report, deviations) : 0;
   out << report.str();
   for (const auto& [name, count] : checks_per_schedule) out << name << ": " << count << " checks\n";
-  out << "formulas --check: " << closed_forms().size() << " closed forms, " << checks << " checks, " << deviations
-      << " beyond " << kFormulaTolerance << " relative\n";
+  if (whole_grid) out << "ring attention (--cp-comm p2p): " << ring_checks << " checks against a step-by-step replay\n";
+  out << "formulas --check: " << closed_forms().size() + (whole_grid ? 1 : 0) << " closed forms, "
+      << checks + ring_checks << " checks, " << deviations << " beyond " << kFormulaTolerance << " relative\n";
   return deviations == 0;
 }
 

@@ -176,6 +176,7 @@ TEST_CASE("formulas --check narrows its grid to -s, -p, -v and -m", "[cli][check
   // 1F1B's closed forms at p = 4, v = 1, m = 1..16, four cost ratios and two latencies.
   CHECK(one.out.find("1f1b: ") == 0);
   CHECK(one.out.find("zbv") == std::string::npos);
+  CHECK(one.out.find("ring attention") == std::string::npos);  // no schedule: only with the whole grid
   const CliRun sized = cli({"formulas", "--check", "-s", "1f1b,zbv", "-p", "4", "-m", "8"});
   CHECK(sized.status == 0);
   CHECK(sized.out.find("1f1b: ") != std::string::npos);

@@ -310,6 +310,7 @@ TEST_CASE("formulas --check compares every closed form with the engine and exits
   CHECK(run.out.find(" 0 beyond 1e-09 relative") != std::string::npos);
   CHECK(run.out.find("DEVIATION") == std::string::npos);
   CHECK(run.out.find("1f1b: ") != std::string::npos);
+  CHECK(run.out.find("ring attention (--cp-comm p2p): 512 checks against a step-by-step replay\n") != std::string::npos);
 }
 
 TEST_CASE("formulas prints each closed form beside the simulated figure and says where it holds", "[cli][formulas]") {

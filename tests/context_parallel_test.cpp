@@ -8,6 +8,7 @@
 #include "models/transformer/context_parallel.hpp"
 #include "models/transformer/pass_costs.hpp"
 #include "models/transformer/transformer_cost_model.hpp"
+#include "sim/ring_replay.hpp"
 #include "support/ideal_machine.hpp"
 
 using Catch::Matchers::WithinRel;
@@ -170,4 +171,20 @@ TEST_CASE("Gradients reduce and the distributed optimizer shards over d x c, and
   // The ring's blocks in flight sit beside the workspace: four blocks of 4096 tokens' K and V on a
   // tensor-parallel rank (512 + 512 wide).
   CHECK(a.static_memory()[0].workspace - b.static_memory()[0].workspace == 4 * 4096 * 1024 * 2);
+}
+
+TEST_CASE("The ring replayed step by step takes c blocks of compute, or one and c - 1 transfers when those are longer") {
+  const std::vector<double> steps(4, 1.0);  // four ranks, a block of compute 1 each step
+  // Transfers shorter than a block hide: 4 steps of 1.
+  CHECK(ppsim::replay_ring_attention(steps, 0.5) == 4);
+  // Transfers of 2: the first step on the rank's own block 0-1, then each block arrives 2 after the
+  // one before was sent: steps start at 0, 2, 4, 6 and the last ends at 7.
+  CHECK(ppsim::replay_ring_attention(steps, 2) == 7);
+  // One rank is its own ring: one block, nothing sent.
+  CHECK(ppsim::replay_ring_attention({3.0}, 100) == 3);
+  // A slower step delays every later one on every rank: 1, 3 (slow), 1, 1 with free transfers.
+  CHECK(ppsim::replay_ring_attention({1, 3, 1, 1}, 0) == 6);
+  // The cost model's closed form agrees on the uniform ring: 1 + 3 max(1, 2).
+  CHECK(4 + ppsim::ring_attention_exposed(4, 2, 4) == 7);
+  CHECK(ppsim::ring_attention_exposed(4, 0.5, 4) == 0);
 }

@@ -10,15 +10,13 @@ namespace {
 
 constexpr double kActivationBytes = 2;  // K, V and their gradients move in bf16
 
-// A ring of `ranks` steps: the first on the rank's own block, each later one the longer of its
-// block's compute and the block's transfer from the neighbour (which runs beside it).
-double ring_exposed(double compute, double transfer, int ranks) {
+}  // namespace
+
+double ring_attention_exposed(double compute, double transfer, int ranks) {
   if (ranks <= 1) return 0;
   const double block = compute / ranks;
   return (ranks - 1) * std::max(0.0, transfer - block);
 }
-
-}  // namespace
 
 bool context_parallel_crosses_nodes(const HardwareProfile& profile, const TrainingLayout& layout, int ranks) {
   return std::int64_t{layout.tensor_parallel} * ranks > profile.devices_per_node;
@@ -49,8 +47,8 @@ ContextParallelTimes context_parallel_times(const HardwareProfile& profile, cons
   const bool ring_inter = context_parallel_crosses_nodes(profile, layout, c);
   if (layout.cp_comm == "p2p") {
     const double transfer = profile.message_time(block, ring_inter);
-    times.forward = ring_exposed(attention_forward, transfer, c);
-    times.backward = ring_exposed(attention_backward, profile.message_time(2 * block, ring_inter), c);
+    times.forward = ring_attention_exposed(attention_forward, transfer, c);
+    times.backward = ring_attention_exposed(attention_backward, profile.message_time(2 * block, ring_inter), c);
     // The block being computed and the one arriving; in the backward, their gradients too.
     times.buffer_bytes = 4 * block;
   } else if (layout.cp_comm == "a2a") {
@@ -70,8 +68,8 @@ ContextParallelTimes context_parallel_times(const HardwareProfile& profile, cons
     const int outer = layout.hierarchical_cp.size() == 2 ? layout.hierarchical_cp[1] : c;
     // After the inner a2a a rank holds inner x its tokens of 1/inner of the heads: the same block bytes.
     const double transfer = profile.message_time(block, ring_inter);
-    times.forward = a2a(inner) + ring_exposed(attention_forward, transfer, outer);
-    times.backward = a2a(inner) + ring_exposed(attention_backward, profile.message_time(2 * block, ring_inter), outer);
+    times.forward = a2a(inner) + ring_attention_exposed(attention_forward, transfer, outer);
+    times.backward = a2a(inner) + ring_attention_exposed(attention_backward, profile.message_time(2 * block, ring_inter), outer);
     times.buffer_bytes = (inner > 1 ? heads_in + heads_out : 0) + 4 * block;
   }
   return times;

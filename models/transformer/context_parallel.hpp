@@ -52,6 +52,13 @@ ContextParallelTimes context_parallel_times(const HardwareProfile& profile, cons
                                             const AttentionWidths& widths, double attention_forward,
                                             double attention_backward);
 
+// The ring's closed form: of `ranks` steps, the first on the rank's own block, each later one the
+// longer of its block's compute (compute / ranks) and the block's transfer from the neighbour,
+// which runs beside it; this returns what the ring adds to `compute`,
+// (ranks - 1) max(0, transfer - compute / ranks). `ppsim formulas --check` compares it with a
+// step-by-step replay of the ring (sim/ring_replay.hpp).
+double ring_attention_exposed(double compute, double transfer, int ranks);
+
 // Whether the c ranks of a context-parallel group span more than one node, and how many share one.
 bool context_parallel_crosses_nodes(const HardwareProfile& profile, const TrainingLayout& layout, int ranks);
 int context_parallel_ranks_per_node(const HardwareProfile& profile, const TrainingLayout& layout, int ranks);
