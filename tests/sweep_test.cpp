@@ -111,6 +111,25 @@ TEST_CASE("gpus counts the context-parallel ranks: d = gpus / (t*c*p)", "[sweep]
   CHECK(ppsim::prepare_point(study, 3).skipped == "t*c*p does not divide the 16 GPUs");
 }
 
+TEST_CASE("FSDP's unit and reshard policy are study axes, and a stage alone gathers less per block", "[sweep]") {
+  const ppsim::Study study = study_of(R"({
+    "fixed": {"model": "llama3.1-8b", "global-batch": 8, "seq": 8192, "p": 1, "d": 8, "fsdp": true},
+    "axes": {"fsdp-unit": ["block", "stage"], "reshard-after-forward": ["default", "never"]}
+  })");
+  CHECK(ppsim::prepare_point(study, 0).scenario.layout.fsdp_unit == "block");
+  CHECK(ppsim::prepare_point(study, 1).scenario.layout.reshard_after_forward == "never");
+  CHECK(ppsim::prepare_point(study, 2).scenario.layout.fsdp_unit == "stage");
+  ppsim::SweepOptions options;
+  const auto results = ppsim::run_sweep(study, options);
+  REQUIRE(results.size() == 4);
+  for (const auto& point : results) REQUIRE(point.run);
+  // Per block the whole model is never gathered at once, and its gathers hide behind the compute.
+  CHECK(results[0].figures.peak_memory_bytes < results[2].figures.peak_memory_bytes);
+  CHECK(results[0].figures.step_time < results[2].figures.step_time);
+  // Kept gathered (never), the blocks are gathered once, in the forward: more memory, no less time.
+  CHECK(results[1].figures.peak_memory_bytes > results[0].figures.peak_memory_bytes);
+}
+
 TEST_CASE("a global batch that b*d does not divide skips the point", "[sweep]") {
   const ppsim::Study study = study_of(R"({
     "fixed": {"model": "llama3.1-8b", "global-batch": 12, "p": 2},

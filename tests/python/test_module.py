@@ -94,6 +94,19 @@ def test_context_parallelism_runs_as_ppsim_run_context_parallel_does():
     assert result["training"]["gpus"] == 64
 
 
+def test_fsdp_per_block_settings_run_as_their_flags_do():
+    expected = cli_json("run", "--model", "llama3.1-8b", "-p", "1", "-d", "8", "--global-batch", "8", "--seq", "8192",
+                        "--fsdp", "--fsdp-unit", "block", "--reshard-after-forward", "never", "--precision", "fp8",
+                        "--fsdp-float8-all-gather", "--grad-reduce-dtype", "bf16", "--format", "json")
+    result = ppsim.run(model="llama3.1-8b", p=1, d=8, global_batch=8, seq=8192, fsdp=True, fsdp_unit="block",
+                       reshard_after_forward="never", precision="fp8", fsdp_float8_all_gather=True,
+                       grad_reduce_dtype="bf16")
+    assert result == expected
+    assert result["scenario"]["reshard-after-forward"] == "never"
+    with pytest.raises(ppsim.InputError, match=r"\$\.fsdp-unit: must be block or stage, got .layer."):
+        ppsim.run(model="llama3.1-8b", fsdp=True, fsdp_unit="layer")
+
+
 def test_samples_stragglers_and_failures_run_as_the_cli_does():
     expected = cli_json("run", "-s", "zbv", "-p", "4", "-m", "8", "--samples", "50", "--jitter", "0.1", "--seed", "3",
                         "--straggler", "1:1.5", "--format", "json")
