@@ -56,20 +56,6 @@ double reduce_time(const TransformerSetup& setup, const ShardGroups& groups, dou
   return seconds;
 }
 
-double op_compute(const PassTimes& times, Op op) {
-  switch (op) {
-    case Op::kForward:
-      return times.forward.total();
-    case Op::kBackward:
-      return times.input_grad.total() + times.weight_grad.total();
-    case Op::kBackwardInput:
-      return times.input_grad.total();
-    case Op::kBackwardWeight:
-      return times.weight_grad.total();
-  }
-  return 0;
-}
-
 }  // namespace
 
 double fsdp_reduce_dtype_bytes(const TrainingLayout& layout) { return gradient_bytes(layout); }
@@ -139,7 +125,7 @@ ShardingCosts fully_sharded_units(const TransformerSetup& setup, const std::vect
     const bool forward = op == Op::kForward;
     for (std::size_t k = 0; k < units.size(); ++k) {
       const std::size_t u = forward ? k : units.size() - 1 - k;
-      out.push_back(UnitStep{gather ? gathers[u] : 0, op_compute(units[u].times, op), reduce ? reduces[u] : 0});
+      out.push_back(UnitStep{gather ? gathers[u] : 0, units[u].times.of(op), reduce ? reduces[u] : 0});
     }
     return out;
   };

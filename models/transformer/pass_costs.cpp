@@ -526,6 +526,20 @@ PassTime& PassTime::operator+=(const PassTime& other) {
   return *this;
 }
 
+double PassTimes::of(Op op) const {
+  switch (op) {
+    case Op::kForward:
+      return forward.total();
+    case Op::kBackward:
+      return input_grad.total() + weight_grad.total();
+    case Op::kBackwardInput:
+      return input_grad.total();
+    case Op::kBackwardWeight:
+      return weight_grad.total();
+  }
+  return 0;
+}
+
 PassTimes& PassTimes::operator+=(const PassTimes& other) {
   forward += other.forward;
   input_grad += other.input_grad;

@@ -32,6 +32,7 @@
 #include "models/hardware/profile.hpp"
 #include "models/transformer/architecture.hpp"
 #include "models/transformer/training_layout.hpp"
+#include "schedules/action.hpp"
 
 namespace ppsim {
 
@@ -59,6 +60,7 @@ struct PassTimes {
 
   PassTimes& operator+=(const PassTimes& other);
   PassTimes scaled(double factor) const;  // every field times `factor` (a run of identical layers)
+  double of(Op op) const;                 // the time of op F, B (I + W), I or W
 };
 
 // Seconds of a ring collective among `ranks` GPUs on the link of `profile` (intra-node when

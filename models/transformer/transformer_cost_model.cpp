@@ -289,18 +289,7 @@ ShardingCosts TransformerCostModel::sharding(int stage) const {
 }
 
 double TransformerCostModel::compute_time(Op op, int stage) const {
-  const PassTimes& times = stages_[static_cast<std::size_t>(stage)].times;
-  switch (op) {
-    case Op::kForward:
-      return times.forward.total();
-    case Op::kBackward:
-      return times.input_grad.total() + times.weight_grad.total();
-    case Op::kBackwardInput:
-      return times.input_grad.total();
-    case Op::kBackwardWeight:
-      return times.weight_grad.total();
-  }
-  return 0;
+  return stages_[static_cast<std::size_t>(stage)].times.of(op);
 }
 
 std::int64_t TransformerCostModel::activation_bytes(int stage) const {
