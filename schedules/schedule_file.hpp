@@ -45,7 +45,7 @@
 namespace ppsim {
 
 // Reading stops, with a problem, past this many cells and rows in all (actions, idle steps and
-// line ends): the op limit of one run (kMaxOps in study/study.hpp), so that a hostile file
+// line ends): the op limit of one run (kMaxOps in study/run/study.hpp), so that a hostile file
 // costs memory in proportion to what a run may simulate, not to its size.
 inline constexpr std::size_t kMaxScheduleFileCells = 50'000'000;
 

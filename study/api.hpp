@@ -18,16 +18,16 @@
 #include "models/json/json_input_error.hpp"
 #include "sim/report/report.hpp"
 #include "study/check.hpp"
-#include "study/errors.hpp"
-#include "study/expectation.hpp"
-#include "study/pictures.hpp"
-#include "study/preset_list.hpp"
-#include "study/scenario.hpp"
-#include "study/schedule_loader.hpp"
-#include "study/sweep_runner.hpp"
-#include "study/sweep_study.hpp"
-#include "study/synth_study.hpp"
-#include "study/version.hpp"
+#include "study/common/errors.hpp"
+#include "study/output/expectation.hpp"
+#include "study/output/pictures.hpp"
+#include "study/input/preset_list.hpp"
+#include "study/input/scenario.hpp"
+#include "study/run/schedule_loader.hpp"
+#include "study/sweep/sweep_runner.hpp"
+#include "study/sweep/sweep_study.hpp"
+#include "study/run/synth_study.hpp"
+#include "study/common/version.hpp"
 
 namespace ppsim {
 
@@ -56,12 +56,12 @@ std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, c
 void default_compare_schedules(Scenario& scenario);
 
 // ppsim check: check_baseline and check_report (study/check.hpp). --expect: parse_expectation and
-// expectation_failures (study/expectation.hpp).
-// ppsim export: export_schedule (study/schedule_loader.hpp), a schedule's per-device actions as
+// expectation_failures (study/output/expectation.hpp).
+// ppsim export: export_schedule (study/run/schedule_loader.hpp), a schedule's per-device actions as
 // torch.distributed.pipelining's CSV (or JSON with --format json).
-// ppsim models: write_preset_list (study/preset_list.hpp).
+// ppsim models: write_preset_list (study/input/preset_list.hpp).
 
-// ppsim synth: write_synth (study/synth_study.hpp), a schedule found by search under a memory limit.
+// ppsim synth: write_synth (study/run/synth_study.hpp), a schedule found by search under a memory limit.
 
 // ppsim schedules: the registry as text, and as data (--format json): name, summary, constraints,
 // source and default v of each schedule. ppsim models --format json: preset_list_json.

@@ -17,9 +17,9 @@
 #include "sim/report/html_report.hpp"
 #include "support/png.hpp"
 #include "support/xml_check.hpp"
-#include "study/pictures.hpp"
-#include "study/scenario.hpp"
-#include "study/study.hpp"
+#include "study/output/pictures.hpp"
+#include "study/input/scenario.hpp"
+#include "study/run/study.hpp"
 
 namespace {
 

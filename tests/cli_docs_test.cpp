@@ -8,7 +8,7 @@
 #include "models/hardware/profile.hpp"
 #include "models/transformer/architecture.hpp"
 #include "schedules/registry.hpp"
-#include "study/version.hpp"
+#include "study/common/version.hpp"
 #include "support/cli_run.hpp"
 #include "tools/calibrate/backend.hpp"
 #include "tools/calibrate/cli.hpp"

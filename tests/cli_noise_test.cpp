@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "study/errors.hpp"
+#include "study/common/errors.hpp"
 #include "support/cli_run.hpp"
 #include "support/xml_check.hpp"
 

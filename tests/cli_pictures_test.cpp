@@ -13,8 +13,8 @@
 #include "support/xml_check.hpp"
 #include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
-#include "study/errors.hpp"
-#include "study/pictures.hpp"
+#include "study/common/errors.hpp"
+#include "study/output/pictures.hpp"
 
 namespace {
 

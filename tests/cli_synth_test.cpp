@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "support/cli_run.hpp"
-#include "study/errors.hpp"
+#include "study/common/errors.hpp"
 #include "tools/ppsim/cli.hpp"
 
 using ppsim::test::cli;

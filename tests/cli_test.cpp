@@ -16,9 +16,9 @@
 
 #include "schedules/program.hpp"
 #include "schedules/registry.hpp"
-#include "study/errors.hpp"
-#include "study/scenario.hpp"
-#include "study/study.hpp"
+#include "study/common/errors.hpp"
+#include "study/input/scenario.hpp"
+#include "study/run/study.hpp"
 
 namespace {
 

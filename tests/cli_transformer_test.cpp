@@ -15,7 +15,7 @@
 #include "models/transformer/architecture.hpp"
 #include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
-#include "study/errors.hpp"
+#include "study/common/errors.hpp"
 
 using Catch::Matchers::Contains;
 

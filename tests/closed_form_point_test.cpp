@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The sweep's closed-form fast path (study/closed_form_point.hpp) must give the simulation's
+// The sweep's closed-form fast path (study/run/closed_form_point.hpp) must give the simulation's
 // figures to the last bit wherever it answers, and must decline where the closed forms are not
 // exact: the output bytes of a sweep do not depend on --simulate-all.
 #include <catch2/catch.hpp>
@@ -9,9 +9,9 @@
 #include "schedules/registry.hpp"
 #include "sim/engine.hpp"
 #include "support/same_figures.hpp"
-#include "study/closed_form_point.hpp"
-#include "study/errors.hpp"
-#include "study/study.hpp"
+#include "study/run/closed_form_point.hpp"
+#include "study/common/errors.hpp"
+#include "study/run/study.hpp"
 
 namespace {
 

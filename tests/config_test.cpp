@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // JSON configs: every key by its long option name, units, lists, and an error naming the JSON path
 // for each way a file can be wrong.
-#include "study/config.hpp"
+#include "study/input/config.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "study/errors.hpp"
-#include "study/scenario.hpp"
+#include "study/common/errors.hpp"
+#include "study/input/scenario.hpp"
 
 namespace {
 

@@ -13,9 +13,9 @@
 
 #include "schedules/schedule_file.hpp"
 #include "tests/support/cli_run.hpp"
-#include "study/errors.hpp"
-#include "study/schedule_loader.hpp"
-#include "study/sweep_study.hpp"
+#include "study/common/errors.hpp"
+#include "study/run/schedule_loader.hpp"
+#include "study/sweep/sweep_study.hpp"
 
 namespace fs = std::filesystem;
 using ppsim::test::cli;

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "tests/support/cli_run.hpp"
-#include "study/errors.hpp"
+#include "study/common/errors.hpp"
 
 namespace fs = std::filesystem;
 using ppsim::test::cli;

@@ -11,7 +11,7 @@
 #include "models/transformer/pass_costs.hpp"
 #include "models/transformer/stage_plan.hpp"
 #include "models/transformer/static_memory.hpp"
-#include "study/errors.hpp"
+#include "study/common/errors.hpp"
 #include "support/cli_run.hpp"
 #include "support/documented_figures.hpp"
 #include "support/ideal_machine.hpp"

@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "study/errors.hpp"
-#include "study/output_file.hpp"
+#include "study/common/errors.hpp"
+#include "study/common/output_file.hpp"
 #include "support/cli_run.hpp"
 
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Preset names as people say them: the minor version left out, or only the first words.
-#include "study/preset_family.hpp"
+#include "study/input/preset_family.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>

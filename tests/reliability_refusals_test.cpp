@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "models/statistics.hpp"
-#include "study/errors.hpp"
+#include "study/common/errors.hpp"
 #include "support/cli_run.hpp"
 
 using ppsim::test::cli;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pictures of runs too large to keep are drawn from digests the engine fills as it runs
-// (study/streamed_pictures.hpp). They must be the pictures of the kept timeline byte for
+// (study/output/streamed_pictures.hpp). They must be the pictures of the kept timeline byte for
 // byte: the same SVG, the same HTML page, the same ASCII timeline, on every kind of lane (one box
 // per op cannot be digested, so the figures here are all above the 20,000 ops that aggregate them).
 #include <catch2/catch.hpp>
@@ -11,9 +11,9 @@
 #include "sim/report/figure_digest.hpp"
 #include "sim/report/html_report.hpp"
 #include "sim/report/svg_timeline.hpp"
-#include "study/pictures.hpp"
-#include "study/streamed_pictures.hpp"
-#include "study/study.hpp"
+#include "study/output/pictures.hpp"
+#include "study/output/streamed_pictures.hpp"
+#include "study/run/study.hpp"
 
 namespace {
 

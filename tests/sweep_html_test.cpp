@@ -2,7 +2,7 @@
 // ppsim sweep --html: a well-formed, self-contained page with one bubble series per schedule and p,
 // the summary's Pareto front as a staircase, the same bytes for any number of threads, and the
 // usual one-line error for a path that cannot be written.
-#include "study/sweep_html.hpp"
+#include "study/sweep/sweep_html.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -14,10 +14,10 @@
 
 #include "support/cli_run.hpp"
 #include "support/xml_check.hpp"
-#include "study/errors.hpp"
-#include "study/sweep_runner.hpp"
-#include "study/sweep_study.hpp"
-#include "study/sweep_summary.hpp"
+#include "study/common/errors.hpp"
+#include "study/sweep/sweep_runner.hpp"
+#include "study/sweep/sweep_study.hpp"
+#include "study/sweep/sweep_summary.hpp"
 
 namespace {
 

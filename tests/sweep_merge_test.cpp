@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "study/errors.hpp"
-#include "study/sweep_study.hpp"
-#include "study/sweep_merge.hpp"
-#include "study/sweep_runner.hpp"
-#include "study/sweep_shard_record.hpp"
+#include "study/common/errors.hpp"
+#include "study/sweep/sweep_study.hpp"
+#include "study/sweep/sweep_merge.hpp"
+#include "study/sweep/sweep_runner.hpp"
+#include "study/sweep/sweep_shard_record.hpp"
 #include "support/cli_run.hpp"
 
 namespace fs = std::filesystem;

@@ -12,11 +12,11 @@
 #include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
 #include "study/api.hpp"
-#include "study/errors.hpp"
-#include "study/sweep_output.hpp"
-#include "study/sweep_runner.hpp"
-#include "study/sweep_study.hpp"
-#include "study/sweep_summary.hpp"
+#include "study/common/errors.hpp"
+#include "study/sweep/sweep_output.hpp"
+#include "study/sweep/sweep_runner.hpp"
+#include "study/sweep/sweep_study.hpp"
+#include "study/sweep/sweep_summary.hpp"
 
 namespace fs = std::filesystem;
 

@@ -12,7 +12,7 @@
 
 #include "support/cli_run.hpp"
 #include "support/documented_figures.hpp"
-#include "study/errors.hpp"
+#include "study/common/errors.hpp"
 
 using ppsim::test::printed;
 using ppsim::test::source_path;

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "study/errors.hpp"
-#include "study/expectation.hpp"
+#include "study/common/errors.hpp"
+#include "study/output/expectation.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: shard files as ppsim merge reads them (study/sweep_merge.hpp), all checks and
+// libFuzzer target: shard files as ppsim merge reads them (study/sweep/sweep_merge.hpp), all checks and
 // the merge itself, without the file system. The first byte picks CSV or JSON Lines; NUL bytes split
 // the rest into up to eight shard files.
 #include <cstddef>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "study/errors.hpp"
-#include "study/sweep_merge.hpp"
+#include "study/common/errors.hpp"
+#include "study/sweep/sweep_merge.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

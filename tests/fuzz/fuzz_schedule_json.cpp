@@ -6,8 +6,8 @@
 #include <string>
 
 #include "schedules/validate.hpp"
-#include "study/errors.hpp"
-#include "study/schedule_loader.hpp"
+#include "study/common/errors.hpp"
+#include "study/run/schedule_loader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "models/json/json_document.hpp"
-#include "study/errors.hpp"
-#include "study/sweep_study.hpp"
+#include "study/common/errors.hpp"
+#include "study/sweep/sweep_study.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -6,7 +6,7 @@
 
 #include "models/uniform_cost_model.hpp"
 #include "schedules/registry.hpp"
-#include "study/monte_carlo.hpp"
+#include "study/run/monte_carlo.hpp"
 
 namespace {
 

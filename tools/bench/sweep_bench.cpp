@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "study/sweep_runner.hpp"
-#include "study/sweep_study.hpp"
+#include "study/sweep/sweep_runner.hpp"
+#include "study/sweep/sweep_study.hpp"
 
 namespace {
 

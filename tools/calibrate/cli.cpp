@@ -16,9 +16,9 @@
 #include "models/json/architecture_json.hpp"
 #include "models/json/hardware_profile_json.hpp"
 #include "models/json/json_input_error.hpp"
-#include "study/errors.hpp"
-#include "study/output_file.hpp"
-#include "study/version.hpp"
+#include "study/common/errors.hpp"
+#include "study/common/output_file.hpp"
+#include "study/common/version.hpp"
 #include "tools/calibrate/plan.hpp"
 #include "tools/calibrate/profile_builder.hpp"
 #include "tools/calibrate/runner.hpp"
@@ -26,7 +26,7 @@
 namespace ppsim::calibrate {
 namespace {
 
-// Bad input is ppsim's InputError (study/errors.hpp), its message starting with the flag at fault,
+// Bad input is ppsim's InputError (study/common/errors.hpp), its message starting with the flag at fault,
 // and the exit statuses are ppsim's: 0, 1 for a failure, 2 for bad input.
 
 struct Options {
@@ -97,7 +97,7 @@ std::optional<Architecture> read_model(const std::string& text) {
   }
 }
 
-// ppsim's own bound on a count (study/config.cpp), and the tokens of one measured layer: the
+// ppsim's own bound on a count (study/input/config.cpp), and the tokens of one measured layer: the
 // calibrator allocates its activations, so seq x micro-batch is bounded too (2^20 tokens is eight
 // times a 128k-token sequence; its largest buffers still fit a GPU).
 constexpr std::int64_t kMaxCount = 1'000'000'000;

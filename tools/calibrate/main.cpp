@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "study/output_file.hpp"
+#include "study/common/output_file.hpp"
 #include "tools/calibrate/cli.hpp"
 #include "tools/calibrate/cpu_backend.hpp"
 #ifdef PPSIM_CALIBRATE_HAVE_CUDA

@@ -4,8 +4,8 @@
 #include "models/hardware/profile.hpp"
 #include "models/transformer/architecture.hpp"
 #include "schedules/registry.hpp"
-#include "study/preset_family.hpp"
-#include "study/version.hpp"
+#include "study/input/preset_family.hpp"
+#include "study/common/version.hpp"
 
 namespace ppsim::cli_docs {
 
@@ -27,7 +27,7 @@ CommandDocs ppsim_docs(std::string_view data_dir) {
   std::vector<std::string> hardware;
   // As `ppsim models` lists them; names are matched in any case.
   for (const ppsim::HardwareProfile& profile : ppsim::hardware_presets()) hardware.push_back(lower_case(profile.name));
-  // The words each enumerated setting accepts (study/config.cpp); tests/cli_docs_test.cpp runs
+  // The words each enumerated setting accepts (study/input/config.cpp); tests/cli_docs_test.cpp runs
   // every one of them through ppsim, so a word that stops being accepted fails there.
   docs.choices = {{"--schedule", schedules},
                   {"--model", models},

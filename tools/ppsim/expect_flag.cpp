@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/ppsim/expect_flag.hpp"
 
-#include "study/errors.hpp"
+#include "study/common/errors.hpp"
 
 namespace ppsim {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "study/expectation.hpp"
+#include "study/output/expectation.hpp"
 
 namespace ppsim {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "study/output_file.hpp"
+#include "study/common/output_file.hpp"
 #include "tools/ppsim/cli.hpp"
 
 int main(int argc, char** argv) {

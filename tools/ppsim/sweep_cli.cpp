@@ -4,13 +4,13 @@
 #include <charconv>
 
 #include "study/api.hpp"
-#include "study/errors.hpp"
-#include "study/output_file.hpp"
-#include "study/sweep_html.hpp"
-#include "study/sweep_merge.hpp"
-#include "study/sweep_output.hpp"
-#include "study/sweep_runner.hpp"
-#include "study/sweep_summary.hpp"
+#include "study/common/errors.hpp"
+#include "study/common/output_file.hpp"
+#include "study/sweep/sweep_html.hpp"
+#include "study/sweep/sweep_merge.hpp"
+#include "study/sweep/sweep_output.hpp"
+#include "study/sweep/sweep_runner.hpp"
+#include "study/sweep/sweep_summary.hpp"
 #include "tools/ppsim/expect_flag.hpp"
 #include "tools/ppsim/sweep_progress.hpp"
 

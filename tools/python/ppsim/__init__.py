@@ -42,7 +42,7 @@ __git_revision__ = _core.__git_revision__  # the commit it was built from, as `p
 __all__ = ["run", "compare", "sweep", "merge", "export", "synth", "check", "formulas", "schedules", "models", "records",
            "InputError", "ScheduleError", "ExpectationError"]
 
-# The command line's bounds (study/errors.hpp, schedules/excerpt.hpp): a message is one line of at
+# The command line's bounds (study/common/errors.hpp, schedules/excerpt.hpp): a message is one line of at
 # most 400 characters, and a value it echoes is cut to 80 with "...".
 _MAX_MESSAGE_CHARS = 400
 _MAX_ECHOED_CHARS = 80
