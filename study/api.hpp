@@ -19,15 +19,15 @@
 #include "sim/report/report.hpp"
 #include "study/check.hpp"
 #include "study/common/errors.hpp"
-#include "study/output/expectation.hpp"
-#include "study/output/pictures.hpp"
+#include "study/common/version.hpp"
 #include "study/input/preset_list.hpp"
 #include "study/input/scenario.hpp"
+#include "study/output/expectation.hpp"
+#include "study/output/pictures.hpp"
 #include "study/run/schedule_loader.hpp"
+#include "study/run/synth_study.hpp"
 #include "study/sweep/sweep_runner.hpp"
 #include "study/sweep/sweep_study.hpp"
-#include "study/run/synth_study.hpp"
-#include "study/common/version.hpp"
 
 namespace ppsim {
 

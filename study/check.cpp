@@ -14,8 +14,8 @@
 #include "schedules/excerpt.hpp"
 #include "sim/report/format.hpp"
 #include "study/api.hpp"
-#include "study/input/config.hpp"
 #include "study/common/output_file.hpp"
+#include "study/input/config.hpp"
 
 namespace ppsim {
 namespace {

@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "sim/report/html_report.hpp"
+#include "study/input/scenario.hpp"
+#include "study/output/pictures.hpp"
+#include "study/run/study.hpp"
 #include "support/png.hpp"
 #include "support/xml_check.hpp"
-#include "study/output/pictures.hpp"
-#include "study/input/scenario.hpp"
-#include "study/run/study.hpp"
 
 namespace {
 

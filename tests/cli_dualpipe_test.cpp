@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "support/cli_run.hpp"
 #include "study/common/errors.hpp"
+#include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
 
 using Catch::Matchers::WithinAbs;

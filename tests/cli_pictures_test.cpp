@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "support/xml_check.hpp"
-#include "support/cli_run.hpp"
-#include "tools/ppsim/cli.hpp"
 #include "study/common/errors.hpp"
 #include "study/output/pictures.hpp"
+#include "support/cli_run.hpp"
+#include "support/xml_check.hpp"
+#include "tools/ppsim/cli.hpp"
 
 namespace {
 

@@ -13,9 +13,9 @@
 
 #include "models/hardware/profile.hpp"
 #include "models/transformer/architecture.hpp"
+#include "study/common/errors.hpp"
 #include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
-#include "study/common/errors.hpp"
 
 using Catch::Matchers::Contains;
 

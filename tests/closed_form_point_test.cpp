@@ -8,10 +8,10 @@
 
 #include "schedules/registry.hpp"
 #include "sim/engine.hpp"
-#include "support/same_figures.hpp"
-#include "study/run/closed_form_point.hpp"
 #include "study/common/errors.hpp"
+#include "study/run/closed_form_point.hpp"
 #include "study/run/study.hpp"
+#include "support/same_figures.hpp"
 
 namespace {
 

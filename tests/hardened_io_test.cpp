@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "schedules/schedule_file.hpp"
-#include "tests/support/cli_run.hpp"
 #include "study/common/errors.hpp"
 #include "study/run/schedule_loader.hpp"
 #include "study/sweep/sweep_study.hpp"
+#include "tests/support/cli_run.hpp"
 
 namespace fs = std::filesystem;
 using ppsim::test::cli;

@@ -11,8 +11,8 @@
 #include <random>
 #include <sstream>
 
-#include "tests/support/cli_run.hpp"
 #include "study/common/errors.hpp"
+#include "tests/support/cli_run.hpp"
 
 namespace fs = std::filesystem;
 using ppsim::test::cli;

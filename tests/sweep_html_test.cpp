@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "support/cli_run.hpp"
-#include "support/xml_check.hpp"
 #include "study/common/errors.hpp"
 #include "study/sweep/sweep_runner.hpp"
 #include "study/sweep/sweep_study.hpp"
 #include "study/sweep/sweep_summary.hpp"
+#include "support/cli_run.hpp"
+#include "support/xml_check.hpp"
 
 namespace {
 

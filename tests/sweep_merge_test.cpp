@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "study/common/errors.hpp"
-#include "study/sweep/sweep_study.hpp"
 #include "study/sweep/sweep_merge.hpp"
 #include "study/sweep/sweep_runner.hpp"
 #include "study/sweep/sweep_shard_record.hpp"
+#include "study/sweep/sweep_study.hpp"
 #include "support/cli_run.hpp"
 
 namespace fs = std::filesystem;

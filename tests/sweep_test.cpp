@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "support/cli_run.hpp"
-#include "tools/ppsim/cli.hpp"
 #include "study/api.hpp"
 #include "study/common/errors.hpp"
 #include "study/sweep/sweep_output.hpp"
 #include "study/sweep/sweep_runner.hpp"
 #include "study/sweep/sweep_study.hpp"
 #include "study/sweep/sweep_summary.hpp"
+#include "support/cli_run.hpp"
+#include "tools/ppsim/cli.hpp"
 
 namespace fs = std::filesystem;
 

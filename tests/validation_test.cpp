@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "study/common/errors.hpp"
 #include "support/cli_run.hpp"
 #include "support/documented_figures.hpp"
-#include "study/common/errors.hpp"
 
 using ppsim::test::printed;
 using ppsim::test::source_path;

@@ -85,6 +85,11 @@ struct TrainingFigures {
 
   std::vector<StageSummary> stages;
   std::vector<DeviceCollectives> collectives;  // per pipeline device: its communication stream
+
+  // --layers-per-stage auto: the split the search chose (the stages' layers are in `stages`), as
+  // Megatron-LM's --pipeline-model-parallel-layout, and how many splits it judged; empty otherwise.
+  std::string pipeline_layout;
+  int splits_judged = 0;
 };
 
 // `device_end[d]` is when device d's last op ends and `peak_activation_bytes[d]` its simulated peak

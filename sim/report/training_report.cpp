@@ -36,6 +36,15 @@ std::string provenance_line(const TrainingFigures& training) {
   return line + "\n";
 }
 
+// --layers-per-stage auto: the split chosen, and in Megatron-LM's terms.
+std::string layer_split_line(const TrainingFigures& training) {
+  if (training.pipeline_layout.empty()) return "";
+  std::string split;
+  for (const StageSummary& stage : training.stages) split += (split.empty() ? "" : ",") + std::to_string(stage.layers);
+  return "layers per stage (auto, " + std::to_string(training.splits_judged) + " splits judged): " + split +
+         "; Megatron-LM: --pipeline-model-parallel-layout '" + training.pipeline_layout + "'\n";
+}
+
 }  // namespace
 
 void write_training_table(std::ostream& out, const TrainingFigures& training) {
@@ -67,7 +76,7 @@ void write_training_table(std::ostream& out, const TrainingFigures& training) {
   figures.add_row({"hfu", format_figure(training.hfu) + "  (" + format_percent(training.hfu) + ")"});
   figures.add_row({"stage_imbalance", format_figure(training.stage_imbalance)});
   out << figures.render();
-  out << provenance_line(training);
+  out << provenance_line(training) << layer_split_line(training);
 
   out << "\nstages (seconds per micro-batch on one tensor-parallel rank)\n";
   TextTable stages(numbers_after_name(8));
@@ -135,6 +144,11 @@ void write_training_side_by_side(std::ostream& out, std::span<const Report> repo
   for (const Report& report : reports) {
     if (report.training) out << report.schedule << ": " << report.training->memory_verdict << '\n';
   }
+  for (const Report& report : reports) {
+    if (report.training) {
+      if (const std::string line = layer_split_line(*report.training); !line.empty()) out << report.schedule << ": " << line;
+    }
+  }
 }
 
 nlohmann::ordered_json training_to_json(const TrainingFigures& training) {
@@ -155,6 +169,10 @@ nlohmann::ordered_json training_to_json(const TrainingFigures& training) {
   out["fsdp"] = training.fsdp;
   out["fsdp_gather_time"] = training.fsdp_gather_time;
   out["fsdp_reduce_time"] = training.fsdp_reduce_time;
+  if (!training.pipeline_layout.empty()) {
+    out["layer_split"] = {{"pipeline_model_parallel_layout", training.pipeline_layout},
+                          {"splits_judged", training.splits_judged}};
+  }
   out["step_time"] = training.step_time;
   out["tokens_per_second"] = training.tokens_per_second;
   out["samples_per_second"] = training.samples_per_second;

@@ -116,7 +116,9 @@ constexpr std::array<SettingInfo, 74> kSettings = {{
     {"fp8-param-gather", "--fp8-param-gather", "",
      "with --precision fp8: the linear weights are FP8 parameters, no bf16 copy, gathered in FP8 (off by "
      "default, as in Megatron-LM; NeMo's FP8 recipes turn it on)"},
-    {"layers-per-stage", "--layers-per-stage", "N[,N...]", "layers of each of the p*v stages (default: even split)"},
+    {"layers-per-stage", "--layers-per-stage", "N[,N...]|auto",
+     "layers of each of the p*v stages (default: even split); auto: the split the schedule runs fastest that fits, "
+     "found by simulation"},
     {"overlap-grad-reduce", "--overlap-grad-reduce", "",
      "reduce gradient buckets as the last backward produces them, beside the compute (default; "
      "--no-overlap-grad-reduce)"},
@@ -572,8 +574,10 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     scenario.layout.fp8_param_gather = bool_from_text(text, source);
   else if (key == "grad-reduce-dtype")
     scenario.layout.grad_reduce_dtype = one_of(text, {"fp32", "bf16", "fp16"}, source);
-  else if (key == "layers-per-stage")
-    scenario.layout.layers_per_stage = layer_list_from_text(text, source);
+  else if (key == "layers-per-stage") {
+    scenario.auto_layer_split = text == "auto";
+    scenario.layout.layers_per_stage = scenario.auto_layer_split ? std::vector<int>{} : layer_list_from_text(text, source);
+  }
   else if (key == "overlap-grad-reduce")
     scenario.layout.overlap_grad_reduce = bool_from_text(text, source);
   else if (key == "tp-comm-overlap")
@@ -676,8 +680,9 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
     } else if (key == "overlap-p2p-comm") {  // null: Megatron's default, as a report's scenario writes it
       scenario.overlap_p2p_comm.reset();
     } else if (key == "layers-per-stage") {
+      scenario.auto_layer_split = false;
       if (value.is_string()) {
-        scenario.layout.layers_per_stage = layer_list_from_text(value.get<std::string>(), source);
+        apply_setting_text(key, value.get<std::string>(), source, scenario);
       } else if (value.is_array() && value.empty()) {
         scenario.layout.layers_per_stage.clear();  // the even split, as a report's scenario writes it
       } else if (value.is_array()) {

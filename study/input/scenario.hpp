@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "models/hardware/profile.hpp"
+#include "models/noise.hpp"
 #include "models/transformer/architecture.hpp"
 #include "models/transformer/training_layout.hpp"
 #include "models/units.hpp"
 #include "schedules/program.hpp"
 #include "sim/engine.hpp"
-#include "models/noise.hpp"
 #include "sim/report/reporter.hpp"
 
 namespace ppsim {
@@ -61,6 +61,9 @@ struct Scenario {
   std::shared_ptr<const Architecture> resolved_model;
   std::shared_ptr<const HardwareProfile> resolved_hardware;
   bool timeline = false;
+  // --layers-per-stage auto: each schedule's run searches its own split (study/run/layer_split.hpp)
+  // and its report's scenario gives the split it chose.
+  bool auto_layer_split = false;
 
   // Noise, stragglers and Monte-Carlo steps (README, "Noise, stragglers and failures").
   NoiseModel noise;             // per op kind and link variation, distribution; seed and sample per run

@@ -9,8 +9,8 @@
 #include "models/units.hpp"
 #include "schedules/excerpt.hpp"
 #include "sim/report/format.hpp"
-#include "study/input/config.hpp"
 #include "study/common/errors.hpp"
+#include "study/input/config.hpp"
 #include "study/sweep/sweep_summary.hpp"
 
 namespace ppsim {

@@ -14,8 +14,8 @@
 #include "models/uniform_cost_model.hpp"
 #include "schedules/registry.hpp"
 #include "sim/engine.hpp"
-#include "sim/ring_replay.hpp"
 #include "sim/report/format.hpp"
+#include "sim/ring_replay.hpp"
 #include "study/common/errors.hpp"
 #include "study/run/study.hpp"
 

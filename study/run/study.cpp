@@ -12,14 +12,15 @@
 #include "schedules/torch_lowering.hpp"
 #include "schedules/validate.hpp"
 #include "sim/report/time_axis.hpp"
-#include "study/run/closed_form_point.hpp"
-#include "study/input/config.hpp"
 #include "study/common/errors.hpp"
-#include "study/run/schedule_loader.hpp"
+#include "study/input/config.hpp"
+#include "study/input/variability_settings.hpp"
+#include "study/run/closed_form_point.hpp"
+#include "study/run/layer_split.hpp"
 #include "study/run/monte_carlo.hpp"
 #include "study/run/reliability_study.hpp"
+#include "study/run/schedule_loader.hpp"
 #include "study/run/transformer_study.hpp"
-#include "study/input/variability_settings.hpp"
 
 namespace ppsim {
 namespace {
@@ -582,13 +583,92 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
 namespace {
 
 Report schedule_report(const Scenario& scenario, std::string_view schedule, bool record_timeline, bool closed_forms,
+                       Engine& engine, TimelineStreamer* streamer);
+
+// --layers-per-stage auto: the split this schedule runs fastest that fits (study/run/layer_split.hpp),
+// each candidate judged by a whole run of the schedule without samples, failures or pictures.
+Scenario with_chosen_split(Scenario adjusted, std::string_view schedule, const ScheduleInfo& info, Engine& engine,
+                           SplitSearch& search) {
+  const ScheduleStreams streams = info.streams(adjusted.params);
+  const int stages = static_cast<int>(streams.stage_device.size()) / std::max(1, streams.num_pipelines);
+  const int layers = resolve_architecture(adjusted).layers;
+  if (layers < stages) {
+    throw InputError(adjusted.source_of("layers-per-stage") + ": auto gives every stage a layer, and " +
+                     std::to_string(layers) + " layers do not fill " + std::to_string(stages) + " stages");
+  }
+  Scenario candidate = adjusted;
+  candidate.auto_layer_split = false;
+  candidate.samples = 0;
+  candidate.failures = {};
+  candidate.timeline = false;
+  // The start: stage compute as even as it gets, from one layer's F + B and the first and last
+  // stages' extras, read off the cost model of the even split and of one layer more on stage 0.
+  auto stage_times = [&](const std::vector<int>& split) {
+    candidate.layout.layers_per_stage = split;
+    const auto model = make_cost_model(candidate, streams.stage_device, streams.num_pipelines);
+    std::vector<double> times;
+    for (int s = 0; s < stages; ++s) times.push_back(model->compute_time(Op::kForward, s) + model->compute_time(Op::kBackward, s));
+    return times;
+  };
+  std::vector<int> even(static_cast<std::size_t>(stages), layers / stages);
+  for (int s = 0; s < layers % stages; ++s) ++even[static_cast<std::size_t>(s)];
+  std::vector<int> start = even;
+  if (stages > 1 && even.back() > 1) {
+    std::vector<int> shifted = even;
+    ++shifted.front();
+    --shifted.back();
+    const std::vector<double> base = stage_times(even);
+    const double per_layer = stage_times(shifted).front() - base.front();
+    const double first_extra = base.front() - even.front() * per_layer;
+    const double last_extra = base.back() - even.back() * per_layer;
+    const std::vector<int> balanced = min_max_split(layers, stages, per_layer, first_extra, last_extra);
+    if (!balanced.empty()) start = balanced;
+  }
+  const SplitJudge judge = [&](const std::vector<int>& split) {
+    candidate.layout.layers_per_stage = split;
+    const Report report = schedule_report(candidate, schedule, false, false, engine, nullptr);
+    double spread = 0;
+    for (const StageSummary& stage : report.training->stages) {
+      const double compute = stage.forward + stage.input_grad + stage.weight_grad;
+      spread += compute * compute;
+    }
+    return SplitScore{report.training->step_time, report.training->fits, spread};
+  };
+  // The search starts from the better of the even split and the balanced one, so it never ends
+  // worse than the even split.
+  if (start != even && is_better_split(judge(even), judge(start))) start = even;
+  search = search_layer_split(start, judge);
+  adjusted.auto_layer_split = false;
+  adjusted.layout.layers_per_stage = search.layers_per_stage;
+  return adjusted;
+}
+
+Report schedule_report(const Scenario& scenario, std::string_view schedule, bool record_timeline, bool closed_forms,
                        Engine& engine, TimelineStreamer* streamer) {
   const ScheduleInfo* info = find_schedule(schedule);
   if (info == nullptr) throw InputError(unknown_schedule(scenario, schedule));
-  if (!info->generated()) return simulate_schedule_file(scenario, record_timeline, engine, streamer);
+  if (!info->generated()) {
+    if (scenario.auto_layer_split) {
+      throw InputError(scenario.source_of("layers-per-stage") +
+                       ": auto searches a registry schedule's split; a schedule file gives its stages, so give their "
+                       "layers too");
+    }
+    return simulate_schedule_file(scenario, record_timeline, engine, streamer);
+  }
   record_timeline = record_timeline || streamer != nullptr;
-  const Scenario adjusted = scenario_for_schedule(scenario, *info);
+  Scenario adjusted = scenario_for_schedule(scenario, *info);
   if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(scenario, *info, *why));
+  if (adjusted.auto_layer_split) {
+    SplitSearch search;
+    adjusted = with_chosen_split(std::move(adjusted), schedule, *info, engine, search);
+    Report report = schedule_report(adjusted, schedule, record_timeline, closed_forms, engine, streamer);
+    if (report.training) {
+      report.training->pipeline_layout =
+          megatron_layout(search.layers_per_stage, resolve_architecture(adjusted).mtp_layers);
+      report.training->splits_judged = search.evaluated;
+    }
+    return report;
+  }
   // The event queue replays a stored program: for timelines, paired sends and FSDP's lowered actions.
   const bool stored = record_timeline || engine_comm_mode(adjusted, schedule) == CommMode::kPaired ||
                       adjusted.layout.fsdp || has_samples(adjusted);

@@ -8,8 +8,8 @@
 #include "models/json/architecture_json.hpp"
 #include "models/json/hardware_profile_json.hpp"
 #include "models/json/json_input_error.hpp"
-#include "study/input/config.hpp"
 #include "study/common/errors.hpp"
+#include "study/input/config.hpp"
 #include "study/input/preset_family.hpp"
 
 namespace ppsim {

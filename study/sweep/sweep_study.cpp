@@ -10,8 +10,8 @@
 #include "models/json/json_document.hpp"
 #include "schedules/registry.hpp"
 #include "sim/report/format.hpp"
-#include "study/input/config.hpp"
 #include "study/common/errors.hpp"
+#include "study/input/config.hpp"
 #include "study/sweep/sweep_shard_record.hpp"
 
 namespace ppsim {

@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "models/json/json_document.hpp"
-#include "study/input/config.hpp"
 #include "study/common/errors.hpp"
+#include "study/input/config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

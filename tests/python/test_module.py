@@ -107,6 +107,15 @@ def test_fsdp_per_block_settings_run_as_their_flags_do():
         ppsim.run(model="llama3.1-8b", fsdp=True, fsdp_unit="layer")
 
 
+def test_an_automatic_layer_split_runs_as_layers_per_stage_auto_does():
+    expected = cli_json("run", "--model", "llama3.1-8b", "-p", "4", "-m", "8", "--layers-per-stage", "auto",
+                        "--format", "json")
+    result = ppsim.run(model="llama3.1-8b", p=4, m=8, layers_per_stage="auto")
+    assert result == expected
+    assert sum(result["scenario"]["layers-per-stage"]) == 32
+    assert result["training"]["layer_split"]["pipeline_model_parallel_layout"].startswith("E")
+
+
 def test_samples_stragglers_and_failures_run_as_the_cli_does():
     expected = cli_json("run", "-s", "zbv", "-p", "4", "-m", "8", "--samples", "50", "--jitter", "0.1", "--seed", "3",
                         "--straggler", "1:1.5", "--format", "json")

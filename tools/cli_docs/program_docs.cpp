@@ -4,8 +4,8 @@
 #include "models/hardware/profile.hpp"
 #include "models/transformer/architecture.hpp"
 #include "schedules/registry.hpp"
-#include "study/input/preset_family.hpp"
 #include "study/common/version.hpp"
+#include "study/input/preset_family.hpp"
 
 namespace ppsim::cli_docs {
 
