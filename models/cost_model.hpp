@@ -39,6 +39,22 @@ struct ShardingCosts {
   double unit_gathers = 0;               // every unit's all-gather once (for the step's totals)
   double unit_reduces = 0;               // every unit's reduce-scatter once
   bool any() const { return gather_time != 0 || reduce_time != 0 || parameter_bytes != 0 || gradient_bytes != 0; }
+
+  // Per block, the one rule for which ops gather and reduce (the engine's times and the step's
+  // totals both follow it): whether `op` gathers the stage's units, given `gathered`, whether they
+  // all are now, which it updates to after the op.
+  bool gathers_in(Op op, std::uint8_t& gathered) const {
+    if (gathered != 0) return false;
+    if (op == Op::kForward) {
+      gathered = regather ? 0 : 1;
+      return true;
+    }
+    if (op == Op::kBackwardWeight || !regather) return false;  // W needs activations and gradients only
+    if (!reduce_per_op) gathered = 1;  // torch's pipelining keeps it gathered until REDUCE_GRAD
+    return true;
+  }
+  // Whether `op` reduce-scatters its units' gradients as it goes (a stage alone).
+  bool reduces_in(Op op) const { return reduce_per_op && (op == Op::kBackward || op == Op::kBackwardWeight); }
 };
 
 struct LinkParams {

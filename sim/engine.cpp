@@ -416,21 +416,15 @@ double Engine::unit_by_unit_extra(const Action& action) {
   if (!costs.per_block) return 0;
   const std::size_t k = op_index(action.op);
   double extra = 0;
-  if (action.op == Op::kForward) {
-    if (gathered_[stage] == 0) {
-      extra += prefetched_[stage] != 0 ? costs.gather_extra[k] : costs.cold_forward_extra;
-      prefetched_[stage] = 0;
-      gathered_[stage] = costs.regather ? 0 : 1;
-    }
-  } else if (action.op != Op::kBackwardWeight && costs.regather && gathered_[stage] == 0) {
-    // The backward's first unit is the forward's last, which FSDP keeps (torchtitan does not reshard
-    // the last block after its forward, FSDP prefetches it anyway).
-    extra += costs.gather_extra[k];
-    if (!costs.reduce_per_op) gathered_[stage] = 1;  // torch's pipelining: gathered until REDUCE_GRAD
+  if (costs.gathers_in(action.op, gathered_[stage])) {
+    // A backward's first unit is the forward's last, which FSDP keeps (torchtitan does not reshard
+    // the last block after its forward, FSDP prefetches it anyway); a forward's first unit is there
+    // only when UNSHARD gathered it.
+    const bool cold = action.op == Op::kForward && prefetched_[stage] == 0;
+    extra += cold ? costs.cold_forward_extra : costs.gather_extra[k];
+    if (action.op == Op::kForward) prefetched_[stage] = 0;
   }
-  if (costs.reduce_per_op && (action.op == Op::kBackward || action.op == Op::kBackwardWeight)) {
-    extra += costs.reduce_extra[k];
-  }
+  if (costs.reduces_in(action.op)) extra += costs.reduce_extra[k];
   return extra;
 }
 

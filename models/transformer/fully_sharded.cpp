@@ -169,9 +169,9 @@ ShardingCosts fully_sharded_units(const TransformerSetup& setup, const std::vect
     pair = whole;
     pair_parameters = parameters;
   }
-  double kept = 0;
+  // Kept: the head unit (when the stage ends with one) and the last block.
+  double kept = units.back().block ? 0 : gathered_bytes.back();
   for (std::size_t u = units.size(); u-- > 0;) {
-    if (!units[u].block) kept += u + 1 == units.size() ? gathered_bytes[u] : 0;  // the head unit
     if (units[u].block) {
       kept += gathered_bytes[u];
       break;

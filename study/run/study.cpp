@@ -353,7 +353,7 @@ void check_costs(const Scenario& scenario, const CostModel& costs, const Program
 namespace {
 
 // Each device's all-gathers and reduce-scatters of a lowered program under FSDP, in a step. Per
-// block, the ops that gather and reduce are those the engine charges (Engine::unit_by_unit_extra).
+// block, the ops that gather and reduce are those the engine charges (ShardingCosts::gathers_in).
 void add_fsdp_collectives(TrainingFigures& training, const Program& program, const CostModel& costs) {
   for (std::size_t d = 0; d < program.comms.size(); ++d) {
     double gather = 0;
@@ -367,17 +367,10 @@ void add_fsdp_collectives(TrainingFigures& training, const Program& program, con
     for (const Action& action : d < program.actions.size() ? program.actions[d] : std::vector<Action>{}) {
       const ShardingCosts sharding = costs.sharding(action.stage);
       if (!sharding.per_block) continue;
-      std::uint8_t& whole = gathered[static_cast<std::size_t>(action.stage)];
-      if (action.op == Op::kForward && whole == 0) {
+      if (sharding.gathers_in(action.op, gathered[static_cast<std::size_t>(action.stage)])) {
         gather += sharding.unit_gathers;
-        whole = sharding.regather ? 0 : 1;
-      } else if (action.op != Op::kForward && action.op != Op::kBackwardWeight && sharding.regather && whole == 0) {
-        gather += sharding.unit_gathers;
-        whole = sharding.reduce_per_op ? 0 : 1;
       }
-      if (sharding.reduce_per_op && (action.op == Op::kBackward || action.op == Op::kBackwardWeight)) {
-        reduce += sharding.unit_reduces;
-      }
+      if (sharding.reduces_in(action.op)) reduce += sharding.unit_reduces;
     }
     training.fsdp_gather_time = std::max(training.fsdp_gather_time, gather);
     training.fsdp_reduce_time = std::max(training.fsdp_reduce_time, reduce);
