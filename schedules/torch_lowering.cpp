@@ -42,17 +42,32 @@ std::vector<Item> with_fsdp_actions(const std::vector<Action>& list, int m) {
   std::vector<Item> items;
   std::vector<std::int32_t> active;  // unsharded stages, kept sorted (see the header)
   std::vector<int> gradients;        // per stage: B and W done, for REDUCE_GRAD
-  for (std::size_t c = 0; c < cells.size(); ++c) {
-    // The next kMaxActiveStages distinct stages from this cell on; a pair adds both halves before
-    // the count is tested, as next_stage_indices does.
-    std::vector<std::int32_t> next;
-    for (std::size_t k = c; k < cells.size() && static_cast<int>(next.size()) < kMaxActiveStages; ++k) {
-      for (std::size_t h = 0; h < cells[k].count; ++h) {
-        const std::int32_t stage = list[cells[k].first + h].stage;
-        if (std::find(next.begin(), next.end(), stage) == next.end()) next.push_back(stage);
-        if (cells[k].count == 1 && static_cast<int>(next.size()) == kMaxActiveStages) break;
+  // For each cell, the next kMaxActiveStages distinct stages from it on; a pair adds both halves
+  // before the count is tested, as next_stage_indices does. Built backwards from each stage's first
+  // cell from here on (`firsts`, in cell order), so a device whose stages are fewer than
+  // kMaxActiveStages costs a pass over its cells, not one per cell.
+  std::vector<std::vector<std::int32_t>> lookahead(cells.size());
+  std::vector<std::pair<std::int32_t, std::size_t>> firsts;  // (stage, cell where it first appears)
+  for (std::size_t c = cells.size(); c-- > 0;) {
+    std::vector<std::pair<std::int32_t, std::size_t>> here;
+    for (std::size_t h = 0; h < cells[c].count; ++h) {
+      const std::int32_t stage = list[cells[c].first + h].stage;
+      if (std::none_of(here.begin(), here.end(), [&](const auto& entry) { return entry.first == stage; })) {
+        here.emplace_back(stage, c);
       }
     }
+    std::erase_if(firsts, [&](const auto& entry) {
+      return std::any_of(here.begin(), here.end(), [&](const auto& mine) { return mine.first == entry.first; });
+    });
+    firsts.insert(firsts.begin(), here.begin(), here.end());
+    std::vector<std::int32_t>& next = lookahead[c];
+    for (std::size_t i = 0; i < firsts.size() && static_cast<int>(next.size()) < kMaxActiveStages;) {
+      const std::size_t cell = firsts[i].second;
+      for (; i < firsts.size() && firsts[i].second == cell; ++i) next.push_back(firsts[i].first);
+    }
+  }
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    const std::vector<std::int32_t>& next = lookahead[c];
     std::vector<std::int32_t> evict;
     for (const std::int32_t stage : active) {
       if (std::find(next.begin(), next.end(), stage) == next.end()) evict.push_back(stage);

@@ -12,6 +12,7 @@
 #include "sim/report/streamed_timeline.hpp"
 #include "study/common/output_file.hpp"
 #include "study/input/config.hpp"
+#include "study/plan/plan_output.hpp"
 #include "study/output/streamed_pictures.hpp"
 #include "study/run/formulas.hpp"
 #include "study/run/study.hpp"
@@ -288,6 +289,87 @@ nlohmann::ordered_json sweep_result_json(const Study& study, const std::vector<P
     result.erase("points");
   }
   result["summary"] = sweep_summary(study, points, shard_index, shard_count);
+  return result;
+}
+
+namespace {
+
+std::int64_t plan_integer(const nlohmann::json& value, const std::string& source, std::int64_t least,
+                          std::int64_t most) {
+  std::int64_t number = 0;
+  if (value.is_number_integer()) {
+    number = value.get<std::int64_t>();
+  } else if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (error != std::errc() || end != text.data() + text.size()) {
+      throw InputError(source + ": needs a whole number, got '" + text + "'");
+    }
+  } else {
+    throw InputError(source + ": needs a whole number, got " + value.dump());
+  }
+  if (number < least || number > most) {
+    throw InputError(source + ": needs " + std::to_string(least) + " to " + std::to_string(most) + ", got " +
+                     std::to_string(number));
+  }
+  return number;
+}
+
+}  // namespace
+
+void apply_plan_option(std::string_view key, const nlohmann::json& value, const std::string& source,
+                       PlanSettings& settings) {
+  if (key == "gpus") {
+    settings.gpus = plan_integer(value, source, 1, std::int64_t{1} << 20);
+  } else if (key == "top") {
+    settings.top = static_cast<int>(plan_integer(value, source, 1, 100));
+  } else if (key == "jobs") {
+    settings.threads = static_cast<unsigned>(plan_integer(value, source, 0, 4096));
+    if (settings.threads == 0) settings.threads = sweep_threads(0);
+  } else if (key == "split-budget") {
+    settings.split_budget = static_cast<int>(plan_integer(value, source, 0, 1'000'000));
+  } else if (key == "objective" || key == "framework") {
+    if (!value.is_string()) throw InputError(source + ": needs a name, got " + value.dump());
+    const std::string text = value.get<std::string>();
+    if (key == "objective") {
+      settings.objective = parse_objective(text, source);
+    } else if (text == "megatron" || text == "torchtitan" || text == "both") {
+      settings.megatron = text != "torchtitan";
+      settings.torchtitan = text != "megatron";
+    } else {
+      throw InputError(source + ": '" + text + "' is not megatron, torchtitan or both");
+    }
+  }
+}
+
+void apply_plan_settings(nlohmann::json settings, const std::string& origin, const std::string& path,
+                         PlanRequest& request) {
+  if (!settings.is_object()) throw InputError(origin + ": a plan's settings are a JSON object");
+  for (const std::string_view key : kPlanKeys) {
+    const auto found = settings.find(std::string(key));
+    if (found == settings.end()) continue;
+    apply_plan_option(key, *found, origin + ": $." + std::string(key), request.settings);
+    settings.erase(found);
+  }
+  if (path.empty()) {
+    apply_config_json(settings, origin, request.scenario);
+  } else {
+    apply_config_read(settings, path, request.scenario);
+  }
+}
+
+PlanResult write_plan(const PlanRequest& request, const std::string& html, std::ostream& out) {
+  if (request.scenario.format == OutputFormat::kCsv) {
+    throw InputError(request.scenario.source_of("format") + ": plan writes table or json");
+  }
+  if (!html.empty()) check_output_target(html, "--html");
+  PlanResult result = plan_layouts(request.scenario, request.settings);
+  if (!html.empty()) write_file_atomically(html, plan_html(result), "--html");
+  if (request.scenario.format == OutputFormat::kJson) {
+    out << plan_json(result).dump(2) << '\n';
+  } else {
+    write_plan_text(result, out);
+  }
   return result;
 }
 

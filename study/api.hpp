@@ -24,6 +24,7 @@
 #include "study/input/scenario.hpp"
 #include "study/output/expectation.hpp"
 #include "study/output/pictures.hpp"
+#include "study/plan/plan.hpp"
 #include "study/run/schedule_loader.hpp"
 #include "study/run/synth_study.hpp"
 #include "study/sweep/sweep_runner.hpp"
@@ -102,5 +103,23 @@ void merge_to_file(const std::string& output, const std::vector<std::string>& in
 nlohmann::ordered_json sweep_result_json(const Study& study, const std::vector<PointResult>& points,
                                          std::size_t shard_index = 0, std::size_t shard_count = 1,
                                          bool with_points = true);
+
+// ppsim plan (study/plan/plan.hpp): the whole layout for N GPUs. Its settings as a JSON object (a
+// plan file, or ppsim.plan's keywords) hold the plan's own keys, kPlanKeys, and any scenario setting
+// of a config file; errors name `origin` and the JSON path. With `path`, the object was read from that
+// file, and files it names are found beside it.
+struct PlanRequest {
+  Scenario scenario;
+  PlanSettings settings;
+};
+inline constexpr std::string_view kPlanKeys[] = {"gpus", "top", "objective", "jobs", "framework", "split-budget"};
+void apply_plan_settings(nlohmann::json settings, const std::string& origin, const std::string& path,
+                         PlanRequest& request);
+// One of kPlanKeys from JSON (a number or a string; a flag's value as a string); `source` names it.
+void apply_plan_option(std::string_view key, const nlohmann::json& value, const std::string& source,
+                       PlanSettings& settings);
+// Plans and writes: the page at `html` ("" none) first, then the table or JSON (the scenario's
+// --format) to `out`, nothing to `out` when the page cannot be written.
+PlanResult write_plan(const PlanRequest& request, const std::string& html, std::ostream& out);
 
 }  // namespace ppsim

@@ -706,13 +706,17 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
   }
 }
 
-void apply_config_file(const std::string& path, Scenario& scenario) {
-  nlohmann::json config;
+nlohmann::json read_config_file(const std::string& path) {
   try {
-    config = parse_json_text(read_bounded_file(path, kMaxJsonFileBytes, "config file"), path);
+    return parse_json_text(read_bounded_file(path, kMaxJsonFileBytes, "config file"), path);
   } catch (const JsonInputError& error) {
     throw InputError(error.what());
   }
+}
+
+void apply_config_file(const std::string& path, Scenario& scenario) { apply_config_read(read_config_file(path), path, scenario); }
+
+void apply_config_read(const nlohmann::json& config, const std::string& path, Scenario& scenario) {
   const std::string before = scenario.schedule_file;
   const std::string model_before = scenario.model;
   const std::string hardware_before = scenario.hardware;

@@ -30,6 +30,11 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
 
 // Reads and applies a JSON config file; malformed JSON and unreadable files are InputErrors.
 void apply_config_file(const std::string& path, Scenario& scenario);
+// Its two halves: the file's JSON, read with the limits and errors of a config file, and that JSON
+// applied as the file's (files it names are found beside it). ppsim plan reads its file so, taking
+// its own keys out between the two.
+nlohmann::json read_config_file(const std::string& path);
+void apply_config_read(const nlohmann::json& config, const std::string& path, Scenario& scenario);
 
 // The resolved scenario in base units, under the same key names, for JSON output.
 nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_view schedule);

@@ -22,6 +22,8 @@
 
 namespace ppsim {
 
+class ProgramCache;  // study/run/program_cache.hpp
+
 struct Scenario {
   std::vector<std::string> schedules{"1f1b"};
   std::string schedule_file;  // the actions of schedule "custom" (torch's CSV, or JSON)
@@ -60,10 +62,14 @@ struct Scenario {
   // schedule (shared: a scenario is copied for every schedule it runs).
   std::shared_ptr<const Architecture> resolved_model;
   std::shared_ptr<const HardwareProfile> resolved_hardware;
+  // Set by ppsim plan: stored programs shared between its runs, built and validated once per schedule
+  // and size. Null: each run builds its own.
+  std::shared_ptr<ProgramCache> programs;
   bool timeline = false;
   // --layers-per-stage auto: each schedule's run searches its own split (study/run/layer_split.hpp)
   // and its report's scenario gives the split it chose.
   bool auto_layer_split = false;
+  int auto_layer_split_budget = 0;  // splits that search judges at most (ppsim plan's); 0: no limit
 
   // Noise, stragglers and Monte-Carlo steps (README, "Noise, stragglers and failures").
   NoiseModel noise;             // per op kind and link variation, distribution; seed and sample per run

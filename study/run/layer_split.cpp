@@ -68,19 +68,20 @@ std::vector<int> min_max_split(int layers, int stages, double per_layer, double 
   return {};
 }
 
-SplitSearch search_layer_split(std::vector<int> start, const SplitJudge& judge) {
+SplitSearch search_layer_split(std::vector<int> start, const SplitJudge& judge, int max_judged) {
   SplitSearch search;
   search.layers_per_stage = std::move(start);
   search.score = judge(search.layers_per_stage);
   search.evaluated = 1;
   const std::size_t stages = search.layers_per_stage.size();
+  auto spent = [&] { return max_judged > 0 && search.evaluated >= max_judged; };
   // The best move of one layer from stage `from` to stage `to` over the pairs `neighbours_only` allows.
   auto best_move = [&](bool neighbours_only) {
     std::vector<int> best_split;
     SplitScore best = search.score;
-    for (std::size_t from = 0; from < stages; ++from) {
+    for (std::size_t from = 0; from < stages && !spent(); ++from) {
       if (search.layers_per_stage[from] <= 1) continue;
-      for (std::size_t to = 0; to < stages; ++to) {
+      for (std::size_t to = 0; to < stages && !spent(); ++to) {
         const std::size_t apart = from > to ? from - to : to - from;
         if (apart == 0 || (neighbours_only && apart != 1) || (!neighbours_only && apart == 1)) continue;
         std::vector<int> split = search.layers_per_stage;
@@ -99,7 +100,7 @@ SplitSearch search_layer_split(std::vector<int> start, const SplitJudge& judge) 
     search.score = best;
     return true;
   };
-  while (best_move(true) || best_move(false)) {
+  while (!spent() && (best_move(true) || (!spent() && best_move(false)))) {
   }
   return search;
 }

@@ -41,8 +41,10 @@ bool is_better_split(const SplitScore& a, const SplitScore& b);
 // From `start`, the best split a one-layer-move search reaches. Each round judges every move of
 // one layer between adjacent stages (each keeping at least one) and takes the best that beats the
 // current split; when none does, it tries every move between any two stages; it stops when none of
-// those beats it either. Deterministic: of equal moves the first found wins.
-SplitSearch search_layer_split(std::vector<int> start, const SplitJudge& judge);
+// those beats it either. Deterministic: of equal moves the first found wins. `max_judged` > 0 stops
+// the search once it has judged that many splits (the planner's budget per layout), keeping the best
+// move of the round it stopped in.
+SplitSearch search_layer_split(std::vector<int> start, const SplitJudge& judge, int max_judged = 0);
 
 // Megatron-LM's --pipeline-model-parallel-layout (PipelineParallelLayerLayout: stages separated
 // by '|', E the embedding, t a transformer layer, m an MTP layer, L the loss and head), for a split

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "models/stage_table_cost_model.hpp"
 #include "models/straggler_cost_model.hpp"
@@ -18,6 +19,7 @@
 #include "study/run/closed_form_point.hpp"
 #include "study/run/layer_split.hpp"
 #include "study/run/monte_carlo.hpp"
+#include "study/run/program_cache.hpp"
 #include "study/run/reliability_study.hpp"
 #include "study/run/schedule_loader.hpp"
 #include "study/run/transformer_study.hpp"
@@ -355,17 +357,21 @@ namespace {
 // Each device's all-gathers and reduce-scatters of a lowered program under FSDP, in a step. Per
 // block, the ops that gather and reduce are those the engine charges (ShardingCosts::gathers_in).
 void add_fsdp_collectives(TrainingFigures& training, const Program& program, const CostModel& costs) {
+  if (program.comms.empty()) return;
+  // Once per stage, not once per action: the costs are a stage's.
+  std::vector<ShardingCosts> stages;
+  for (int stage = 0; stage < program.num_stages(); ++stage) stages.push_back(costs.sharding(stage));
   for (std::size_t d = 0; d < program.comms.size(); ++d) {
     double gather = 0;
     double reduce = 0;
     for (const CommAction& action : program.comms[d]) {
-      const ShardingCosts sharding = costs.sharding(action.stage);
+      const ShardingCosts& sharding = stages[static_cast<std::size_t>(action.stage)];
       if (action.op == CommOp::kUnshard && !sharding.per_block) gather += sharding.gather_time;
       if (action.op == CommOp::kReduceGrad && !sharding.reduce_per_op) reduce += sharding.reduce_time;
     }
     std::vector<std::uint8_t> gathered(static_cast<std::size_t>(program.num_stages()), 0);
     for (const Action& action : d < program.actions.size() ? program.actions[d] : std::vector<Action>{}) {
-      const ShardingCosts sharding = costs.sharding(action.stage);
+      const ShardingCosts& sharding = stages[static_cast<std::size_t>(action.stage)];
       if (!sharding.per_block) continue;
       if (sharding.gathers_in(action.op, gathered[static_cast<std::size_t>(action.stage)])) {
         gather += sharding.unit_gathers;
@@ -388,11 +394,36 @@ EngineOptions engine_options(const Scenario& scenario, std::string_view name, co
   return options;
 }
 
+// With a transformer model: the training step's figures of a finished run, from its result.
+void add_training_figures(Report& report, const CostModel& costs, const Program* full = nullptr) {
+  const auto* transformer = dynamic_cast<const TransformerCostModel*>(&unwrapped(costs));
+  if (transformer == nullptr) return;
+  std::vector<double> device_end;
+  std::vector<std::int64_t> peak_activations;
+  for (const DeviceFigures& device : report.result.per_device) {
+    device_end.push_back(device.end);
+    peak_activations.push_back(device.peak_activation_bytes);
+  }
+  std::vector<StageTimes> stage_times;
+  for (const StageFigures& stage : report.result.per_stage) {
+    stage_times.push_back({stage.gradient_start, stage.gradient_end, stage.first_forward});
+  }
+  std::vector<std::int64_t> unsharded;
+  for (const DeviceFigures& device : report.result.per_device) {
+    unsharded.push_back(device.peak_memory_bytes - device.static_bytes - device.peak_activation_bytes);
+  }
+  report.training = training_figures(*transformer, report.result.makespan, device_end, peak_activations,
+                                     stage_times, unsharded);
+  add_fsdp_collectives(*report.training, full != nullptr ? *full : report.program, *transformer);
+  report.memory_capacity = transformer->setup().hardware.memory_capacity;
+}
+
 // The report of a finished run. `program` is the program replayed, or for a generated run only its
 // shape (stage placement, no action lists): what the summary reporters read. A sweep point's report
 // goes without the scenario (`with_scenario` false), which no sweep output reads.
 Report make_report(const Scenario& scenario, std::string_view name, Program program, Result result,
-                   const CostModel& costs, const EngineOptions& options, bool with_scenario = true) {
+                   const CostModel& costs, const EngineOptions& options, bool with_scenario = true,
+                   const Program* full = nullptr) {
   Report report;
   report.schedule = std::string(name);
   report.params = scenario.params;
@@ -410,26 +441,7 @@ Report make_report(const Scenario& scenario, std::string_view name, Program prog
                                                 : nlohmann::ordered_json(options.comm == CommMode::kOverlap);
     }
   }
-  if (const auto* transformer = dynamic_cast<const TransformerCostModel*>(&unwrapped(costs))) {
-    std::vector<double> device_end;
-    std::vector<std::int64_t> peak_activations;
-    for (const DeviceFigures& device : report.result.per_device) {
-      device_end.push_back(device.end);
-      peak_activations.push_back(device.peak_activation_bytes);
-    }
-    std::vector<StageTimes> stage_times;
-    for (const StageFigures& stage : report.result.per_stage) {
-      stage_times.push_back({stage.gradient_start, stage.gradient_end, stage.first_forward});
-    }
-    std::vector<std::int64_t> unsharded;
-    for (const DeviceFigures& device : report.result.per_device) {
-      unsharded.push_back(device.peak_memory_bytes - device.static_bytes - device.peak_activation_bytes);
-    }
-    report.training = training_figures(*transformer, report.result.makespan, device_end, peak_activations,
-                                       stage_times, unsharded);
-    add_fsdp_collectives(*report.training, report.program, *transformer);
-    report.memory_capacity = transformer->setup().hardware.memory_capacity;
-  }
+  add_training_figures(report, costs, full);
   return report;
 }
 
@@ -575,6 +587,39 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
 
 namespace {
 
+// A registry schedule's stored program from the scenario's ProgramCache (built, lowered under FSDP and
+// validated once), replayed without a timeline or samples. The report keeps the program's shape only,
+// as a generated run's does.
+Report simulate_shared_program(const Scenario& scenario, std::string_view schedule, Engine& engine) {
+  const ScheduleInfo& info = *find_schedule(schedule);
+  const std::shared_ptr<const Program> program =
+      scenario.programs->get(std::string(schedule), scenario.params, scenario.layout.fsdp, [&] {
+        Program built = info.build(scenario.params);
+        if (scenario.layout.fsdp) built = lowered_for_fsdp(scenario, std::move(built));
+        std::optional<ScheduleProblem> problem = validate_program(built);
+        if (!problem) problem = validate_comm_actions(built);
+        if (problem) throw ScheduleError("schedule " + std::string(schedule) + " is invalid: " + problem->message, "");
+        return built;
+      });
+  const auto costs = make_cost_model(scenario, program->stage_device, program->num_pipelines);
+  check_costs(scenario, *costs, *program);
+  const EngineOptions options = engine_options(scenario, schedule, *costs, false);
+  if (!program->comms.empty() && options.comm == CommMode::kPaired) {
+    throw InputError(scenario.source_of("comm") + ": paired sends are Megatron's; a lowered schedule places its own " +
+                     "sends and receives, so use --comm overlap or blocking (or --comm-actions ignore)");
+  }
+  SimulationOutcome outcome = engine.run(*program, *costs, options);
+  if (outcome.deadlock) throw_deadlock(schedule, *program, *outcome.deadlock);
+  Program shape;
+  shape.num_devices = program->num_devices;
+  shape.num_microbatches = program->num_microbatches;
+  shape.num_pipelines = program->num_pipelines;
+  shape.stage_device = program->stage_device;
+  Report report = make_report(scenario, schedule, std::move(shape), std::move(*outcome.result), *costs, options,
+                              /*with_scenario=*/false, program.get());
+  return report;
+}
+
 Report schedule_report(const Scenario& scenario, std::string_view schedule, bool record_timeline, bool closed_forms,
                        Engine& engine, TimelineStreamer* streamer);
 
@@ -630,7 +675,7 @@ Scenario with_chosen_split(Scenario adjusted, std::string_view schedule, const S
   // The search starts from the better of the even split and the balanced one, so it never ends
   // worse than the even split.
   if (start != even && is_better_split(judge(even), judge(start))) start = even;
-  search = search_layer_split(start, judge);
+  search = search_layer_split(start, judge, adjusted.auto_layer_split_budget);
   adjusted.auto_layer_split = false;
   adjusted.layout.layers_per_stage = search.layers_per_stage;
   return adjusted;
@@ -676,6 +721,9 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
     if (std::optional<Report> report = closed_form_report(adjusted, schedule)) return std::move(*report);
   }
   if (!stored) return simulate_generated(adjusted, schedule, *info, engine, /*with_scenario=*/!closed_forms);
+  if (adjusted.programs && !record_timeline && !has_samples(adjusted)) {
+    return simulate_shared_program(adjusted, schedule, engine);
+  }
   Program program = info->build(adjusted.params);
   if (adjusted.layout.fsdp) program = lowered_for_fsdp(adjusted, std::move(program));
   return simulate_program(adjusted, schedule, std::move(program), record_timeline, engine, streamer);
@@ -690,6 +738,21 @@ Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bo
 
 Report summarize_schedule(const Scenario& scenario, std::string_view schedule, Engine& engine) {
   return schedule_report(scenario, schedule, /*record_timeline=*/false, /*closed_forms=*/true, engine, nullptr);
+}
+
+Report with_training_of(const Report& report, const Scenario& variant) {
+  const ScheduleInfo* info = find_schedule(report.schedule);
+  if (info == nullptr || !info->generated() || !report.training || variant.layout.fsdp) {
+    throw std::logic_error("with_training_of: needs a registry schedule's transformer report without FSDP");
+  }
+  const Scenario adjusted = scenario_for_schedule(variant, *info);
+  const auto costs = make_cost_model(adjusted, report.program.stage_device, report.program.num_pipelines);
+  Report varied = report;
+  varied.scenario = nlohmann::ordered_json();
+  add_training_figures(varied, *costs);
+  varied.training->pipeline_layout = report.training->pipeline_layout;
+  varied.training->splits_judged = report.training->splits_judged;
+  return varied;
 }
 
 double timeline_op_bound(const Scenario& given) {

@@ -88,6 +88,13 @@ Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bo
 // and the report's scenario (no sweep output reads it).
 Report summarize_schedule(const Scenario& scenario, std::string_view schedule, Engine& engine);
 
+// `report`'s run (a registry schedule of a transformer study) under `variant`, a scenario that differs
+// from the one simulated only in what the step adds after the pipeline's last op: the distributed
+// optimizer's sharding, reduction and memory (not FSDP's, whose collectives are the program's). The training figures are computed again from the same
+// simulated times and peaks, without simulating again (ppsim plan's shared pipelines). Its scenario
+// is left empty.
+Report with_training_of(const Report& report, const Scenario& variant);
+
 // Validates and simulates a program built elsewhere (tests, and custom schedules later).
 Report simulate_program(const Scenario& scenario, std::string_view name, Program program, bool record_timeline,
                         Engine& engine, TimelineStreamer* streamer = nullptr);

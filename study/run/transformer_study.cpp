@@ -116,9 +116,15 @@ Scenario resolve_transformer_scenario(const Scenario& scenario) {
       throw InputError(source + ": cannot be combined with --model, which derives F, B, W, memory and links");
     }
   }
+  return resolve_transformer_scenario_with(scenario, std::make_shared<const Architecture>(resolve_architecture(scenario)),
+                                           std::make_shared<const HardwareProfile>(resolve_hardware(scenario)));
+}
+
+Scenario resolve_transformer_scenario_with(const Scenario& scenario, std::shared_ptr<const Architecture> model,
+                                           std::shared_ptr<const HardwareProfile> hardware_profile) {
   Scenario resolved = scenario;
-  resolved.resolved_model = std::make_shared<const Architecture>(resolve_architecture(scenario));
-  resolved.resolved_hardware = std::make_shared<const HardwareProfile>(resolve_hardware(scenario));
+  resolved.resolved_model = std::move(model);
+  resolved.resolved_hardware = std::move(hardware_profile);
   const Architecture& arch = *resolved.resolved_model;
   const HardwareProfile& hardware = *resolved.resolved_hardware;
   TrainingLayout& layout = resolved.layout;

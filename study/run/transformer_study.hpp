@@ -4,6 +4,7 @@
 // checking the training layout against them, and deriving m from the global batch. Errors name the
 // flag or JSON path, as everywhere in the CLI.
 
+#include <memory>
 #include <string>
 
 #include "models/hardware/profile.hpp"
@@ -24,6 +25,11 @@ HardwareProfile resolve_hardware(const Scenario& scenario);
 // global batch is given, global batch = m * b * d otherwise. It keeps the architecture and hardware
 // it found in the returned scenario.
 Scenario resolve_transformer_scenario(const Scenario& scenario);
+
+// The same checks with the architecture and hardware already found (ppsim plan checks thousands of
+// layouts of one model): `scenario` must name a model, and its cost settings are not checked again.
+Scenario resolve_transformer_scenario_with(const Scenario& scenario, std::shared_ptr<const Architecture> model,
+                                           std::shared_ptr<const HardwareProfile> hardware);
 
 // The architecture, layout (p and v from the scenario's params) and hardware of a scenario: the ones
 // resolve_transformer_scenario kept, or read now when it has not run.

@@ -116,6 +116,20 @@ def test_an_automatic_layer_split_runs_as_layers_per_stage_auto_does():
     assert result["training"]["layer_split"]["pipeline_model_parallel_layout"].startswith("E")
 
 
+def test_a_plan_is_the_command_lines_and_names_its_keywords_in_errors():
+    model = os.path.join(SOURCE, "tests", "data", "models", "llama-12-layers.json")
+    expected = cli_json("plan", "--model", model, "--gpus", "16", "--global-batch", "64", "--seq", "4096",
+                        "--top", "2", "--framework", "megatron", "--format", "json")
+    result = ppsim.plan(16, model=model, global_batch=64, seq=4096, top=2, framework="megatron")
+    assert result == expected
+    assert len(result["layouts"]) == 2
+    assert result["layouts"][0]["launch"]["megatron"].startswith("--tensor-model-parallel-size")
+    with pytest.raises(ppsim.InputError, match=r"ppsim.plan: \$\.gpus: needs 1 to"):
+        ppsim.plan(0, model=model, global_batch=64)
+    with pytest.raises(ppsim.InputError, match=r"ppsim.plan: \$\.objective: 'fast' is not"):
+        ppsim.plan(16, model=model, global_batch=64, objective="fast")
+
+
 def test_samples_stragglers_and_failures_run_as_the_cli_does():
     expected = cli_json("run", "-s", "zbv", "-p", "4", "-m", "8", "--samples", "50", "--jitter", "0.1", "--seed", "3",
                         "--straggler", "1:1.5", "--format", "json")

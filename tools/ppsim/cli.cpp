@@ -18,6 +18,7 @@
 #include "study/run/formulas.hpp"
 #include "study/run/study.hpp"
 #include "tools/ppsim/expect_flag.hpp"
+#include "tools/ppsim/plan_cli.hpp"
 #include "tools/ppsim/sweep_cli.hpp"
 #include "tools/ppsim/terminal.hpp"
 
@@ -130,8 +131,7 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags, const FlagPlan&
   }
 }
 
-Scenario scenario_from(const ScenarioFlags& flags, std::ostream& err) {
-  Scenario scenario;
+Scenario scenario_from(const ScenarioFlags& flags, std::ostream& err, Scenario scenario = {}) {
   if (!flags.config_path.empty()) apply_config_file(flags.config_path, scenario);
   for (const SettingInfo& setting : scenario_settings()) {
     auto option = flags.options.find(setting.key);
@@ -346,6 +346,13 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
     synth->add_option("-o,--output", synth_settings.output, "write the order as torch.distributed.pipelining's CSV")
         ->type_name("FILE.csv");
   }
+  ScenarioFlags plan_flags;
+  PlanOptions plan_options;
+  CLI::App* plan_command = app.add_subcommand(
+      "plan", "choose the whole layout for N GPUs: every valid TP, CP, EP, PP, VP, DP, micro-batch, recomputation and "
+              "schedule, bounded, simulated, ranked");
+  scenario_flags_for("plan", *plan_command, plan_flags);
+  if (plan.registers("plan")) add_plan_options(*plan_command, plan_options);
   SweepCommands sweep_commands;  // ppsim sweep and ppsim merge (sweep_cli.cpp)
   add_sweep_commands(app, sweep_commands, plan.registers("sweep"), plan.registers("merge"));
   if (visit != nullptr) {
@@ -396,6 +403,12 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
       }
     } else if (synth->parsed()) {
       write_synth(scenario_from(synth_flags, notes.text), synth_settings, out);
+    } else if (plan_command->parsed()) {
+      PlanRequest request = plan_request_from_file(plan_options);
+      request.scenario = scenario_from(plan_flags, notes.text, std::move(request.scenario));
+      apply_plan_flags(plan_options, request.settings);
+      if (request.settings.gpus == 0) throw InputError("--gpus: plan needs the GPU count (or gpus in PLAN.json)");
+      write_plan(request, plan_options.html, out);
     } else if (formulas->parsed()) {
       return write_formulas_study(scenario_from(formula_flags, notes.text), check, out) ? kExitOk : kExitFailure;
     } else if (compare->parsed()) {

@@ -106,6 +106,16 @@ std::string synth(const std::string& settings, const ppsim::SynthSettings& searc
   return out.str();
 }
 
+std::string plan(const std::string& settings, const std::string& html) {
+  ppsim::PlanRequest request;
+  ppsim::apply_plan_settings(parse_settings(settings, "ppsim.plan"), "ppsim.plan", "", request);
+  if (request.settings.gpus == 0) throw ppsim::InputError("ppsim.plan: gpus: needs the GPU count");
+  request.scenario.format = ppsim::OutputFormat::kJson;
+  std::ostringstream out;
+  ppsim::write_plan(request, html, out);
+  return out.str();
+}
+
 std::string check(const std::string& path, double rtol, double atol, const std::vector<std::string>& only) {
   ppsim::CheckOptions options;
   options.rtol = rtol;
@@ -205,6 +215,9 @@ PYBIND11_MODULE(_core, module) {
         return released([&] { return synth(settings, {memory_limit, placement, time_limit, output}); });
       },
       "ppsim synth --format json");
+  module.def(
+      "plan", [](const std::string& settings, const std::string& html) { return released([&] { return plan(settings, html); }); },
+      "ppsim plan --format json");
   module.def("schedules", [] { return ppsim::schedule_list_json().dump(); }, "ppsim schedules --format json");
   module.def("models", [] { return ppsim::preset_list_json().dump(); }, "ppsim models --format json");
 }

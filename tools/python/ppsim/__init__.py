@@ -39,7 +39,7 @@ from ._core import InputError, ScheduleError
 
 __version__ = _core.__version__
 __git_revision__ = _core.__git_revision__  # the commit it was built from, as `ppsim --version` says
-__all__ = ["run", "compare", "sweep", "merge", "export", "synth", "check", "formulas", "schedules", "models", "records",
+__all__ = ["run", "compare", "plan", "sweep", "merge", "export", "synth", "check", "formulas", "schedules", "models", "records",
            "InputError", "ScheduleError", "ExpectationError"]
 
 # The command line's bounds (study/common/errors.hpp, schedules/excerpt.hpp): a message is one line of at
@@ -397,6 +397,19 @@ def synth(memory_limit, *, placement=None, time_limit=None, output=None, **setti
     output = _path(output, origin, "output")
     text = _settings_text(settings, origin)
     return json.loads(_core_call(origin, _core.synth, text, memory_limit, placement, time_limit, output))
+
+
+def plan(gpus, *, html=None, **settings):
+    """``ppsim plan --format json``: the best layouts of the model for ``gpus`` GPUs. Its own keywords
+    are ``top``, ``objective`` (``"step_time"``, ``"p99_step_time"``, ``"goodput"`` or
+    ``"tokens_per_second_per_gpu"``), ``jobs``, ``framework`` (``"megatron"``, ``"torchtitan"`` or
+    ``"both"``) and ``split_budget``; every other keyword is a setting, as for ``run``
+    (``model``, ``global_batch`` and ``seq`` at least), a layout setting pinning its axis. ``html``
+    writes the page with the Pareto front."""
+    origin = "ppsim.plan"
+    settings["gpus"] = gpus
+    html = _path(html, origin, "html")
+    return json.loads(_core_call(origin, _core.plan, _settings_text(settings, origin), html))
 
 
 def check(baseline, rtol=1e-9, atol=0.0, only=None):
