@@ -120,6 +120,19 @@ TEST_CASE("auto's split is the report's: the scenario reruns it, and the layout 
     layout += std::string(static_cast<std::size_t>(split[s]), 't');
   }
   CHECK(result["training"]["layer_split"]["pipeline_model_parallel_layout"] == layout + "L");
+  // torchtitan's module lists say the same split: each layer once, in order, the embedding first and
+  // the norm and head last.
+  const auto modules = result["training"]["layer_split"]["module_fqns_per_model_part"];
+  REQUIRE(modules.size() == split.size());
+  int layer = 0;
+  for (std::size_t s = 0; s < split.size(); ++s) {
+    std::vector<std::string> expected;
+    if (s == 0) expected.push_back("tok_embeddings");
+    for (int k = 0; k < split[s]; ++k) expected.push_back("layers." + std::to_string(layer++));
+    if (s + 1 == split.size()) expected.insert(expected.end(), {"norm", "output"});
+    CHECK(modules[s].get<std::vector<std::string>>() == expected);
+  }
+  CHECK(layer == 32);
   // The head's stage carries fewer layers than the even 8.
   CHECK(split.back() < 8);
   std::string text;

@@ -89,6 +89,7 @@ struct TrainingFigures {
   // --layers-per-stage auto: the split the search chose (the stages' layers are in `stages`), as
   // Megatron-LM's --pipeline-model-parallel-layout, and how many splits it judged; empty otherwise.
   std::string pipeline_layout;
+  std::vector<std::vector<std::string>> torchtitan_modules;  // the same split as torchtitan's module lists
   int splits_judged = 0;
 };
 

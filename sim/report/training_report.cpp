@@ -171,6 +171,7 @@ nlohmann::ordered_json training_to_json(const TrainingFigures& training) {
   out["fsdp_reduce_time"] = training.fsdp_reduce_time;
   if (!training.pipeline_layout.empty()) {
     out["layer_split"] = {{"pipeline_model_parallel_layout", training.pipeline_layout},
+                          {"module_fqns_per_model_part", training.torchtitan_modules},
                           {"splits_judged", training.splits_judged}};
   }
   out["step_time"] = training.step_time;

@@ -337,6 +337,7 @@ PlanResult plan_layouts(const Scenario& given, const PlanSettings& settings) {
       } else if (split) {
         report.training->pipeline_layout.clear();
         report.training->splits_judged = 0;
+        report.training->torchtitan_modules.clear();
         if (scenario.samples == 0 && !scenario.failures.mtbf) return;
         scenario.auto_layer_split = false;
         report = simulate_schedule(scenario, entry.layout.schedule, false, engine);

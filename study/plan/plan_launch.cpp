@@ -70,22 +70,13 @@ std::string megatron_arguments(const Scenario& base, const PlanLayout& layout, c
   return args;
 }
 
-// torchtitan's module names for a stage (torchtitan/models/llama3: tok_embeddings, layers.N, norm,
-// output), as parallelism.module_fqns_per_model_part lists them.
+// parallelism.module_fqns_per_model_part as TOML: a list of lists of strings.
 std::string module_lists(const std::vector<int>& split) {
   std::string out = "[";
-  int layer = 0;
-  for (std::size_t s = 0; s < split.size(); ++s) {
-    out += s == 0 ? "[" : ", [";
-    std::string stage;
-    auto add = [&](const std::string& name) { stage += (stage.empty() ? "" : ", ") + quoted(name); };
-    if (s == 0) add("tok_embeddings");
-    for (int k = 0; k < split[s]; ++k) add("layers." + std::to_string(layer++));
-    if (s + 1 == split.size()) {
-      add("norm");
-      add("output");
-    }
-    out += stage + "]";
+  for (const std::vector<std::string>& stage : torchtitan_module_lists(split)) {
+    std::string names;
+    for (const std::string& name : stage) names += (names.empty() ? "" : ", ") + quoted(name);
+    out += (out.size() == 1 ? "[" : ", [") + names + "]";
   }
   return out + "]";
 }

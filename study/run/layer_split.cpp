@@ -119,4 +119,20 @@ std::string megatron_layout(const std::vector<int>& layers_per_stage, int mtp_la
   return out;
 }
 
+std::vector<std::vector<std::string>> torchtitan_module_lists(const std::vector<int>& layers_per_stage) {
+  std::vector<std::vector<std::string>> stages;
+  int layer = 0;
+  for (std::size_t s = 0; s < layers_per_stage.size(); ++s) {
+    std::vector<std::string> modules;
+    if (s == 0) modules.emplace_back("tok_embeddings");
+    for (int k = 0; k < layers_per_stage[s]; ++k) modules.push_back("layers." + std::to_string(layer++));
+    if (s + 1 == layers_per_stage.size()) {
+      modules.emplace_back("norm");
+      modules.emplace_back("output");
+    }
+    stages.push_back(std::move(modules));
+  }
+  return stages;
+}
+
 }  // namespace ppsim

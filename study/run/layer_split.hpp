@@ -51,4 +51,8 @@ SplitSearch search_layer_split(std::vector<int> start, const SplitJudge& judge, 
 // of stages in model order.
 std::string megatron_layout(const std::vector<int>& layers_per_stage, int mtp_layers);
 
+// torchtitan's parallelism.module_fqns_per_model_part for the same split: each stage's modules by
+// their names in torchtitan's Llama (tok_embeddings, layers.N, norm, output), in model order.
+std::vector<std::vector<std::string>> torchtitan_module_lists(const std::vector<int>& layers_per_stage);
+
 }  // namespace ppsim

@@ -704,6 +704,7 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
       report.training->pipeline_layout =
           megatron_layout(search.layers_per_stage, resolve_architecture(adjusted).mtp_layers);
       report.training->splits_judged = search.evaluated;
+      report.training->torchtitan_modules = torchtitan_module_lists(search.layers_per_stage);
     }
     return report;
   }
@@ -752,6 +753,7 @@ Report with_training_of(const Report& report, const Scenario& variant) {
   add_training_figures(varied, *costs);
   varied.training->pipeline_layout = report.training->pipeline_layout;
   varied.training->splits_judged = report.training->splits_judged;
+  varied.training->torchtitan_modules = report.training->torchtitan_modules;
   return varied;
 }
 
