@@ -42,6 +42,20 @@ SplitMix64 noise_stream(std::uint64_t seed, std::uint64_t sample, std::uint64_t 
   return SplitMix64{state};
 }
 
+NoiseDraw::NoiseDraw(NoiseDistribution distribution, double cv) : distribution_(distribution), cv_(cv) {
+  if (distribution == NoiseDistribution::kLognormal && cv > 0) {
+    // As noise_factor computes them, so that exp(shift + scale * z) is its value exactly.
+    const double variance = std::log1p(cv * cv);
+    shift_ = -variance / 2;
+    scale_ = std::sqrt(variance);
+  }
+}
+
+double NoiseDraw::operator()(SplitMix64& stream) const {
+  if (distribution_ == NoiseDistribution::kLognormal) return std::exp(shift_ + scale_ * stream.standard_normal());
+  return noise_factor(stream, distribution_, cv_);
+}
+
 double noise_factor(SplitMix64& stream, NoiseDistribution distribution, double cv) {
   switch (distribution) {
     case NoiseDistribution::kLognormal: {

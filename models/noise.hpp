@@ -64,4 +64,20 @@ SplitMix64 noise_stream(std::uint64_t seed, std::uint64_t sample, std::uint64_t 
 // One draw of mean 1 (mean 1 before truncation for kNormal) and coefficient of variation `cv` > 0.
 double noise_factor(SplitMix64& stream, NoiseDistribution distribution, double cv);
 
+// noise_factor for one kind of draw with what depends only on cv worked out once: the same values,
+// bit for bit, without a logarithm and a square root per lognormal draw (a third of a draw's cost).
+class NoiseDraw {
+ public:
+  NoiseDraw() = default;
+  NoiseDraw(NoiseDistribution distribution, double cv);
+  bool any() const { return cv_ > 0; }
+  double operator()(SplitMix64& stream) const;
+
+ private:
+  NoiseDistribution distribution_ = NoiseDistribution::kLognormal;
+  double cv_ = 0;
+  double shift_ = 0;  // lognormal: -sigma^2 / 2
+  double scale_ = 0;  // lognormal: sigma
+};
+
 }  // namespace ppsim

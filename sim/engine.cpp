@@ -82,6 +82,10 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
   options_ = options;
   record_exchanges_ = options.record_timeline && costs.has_exchanges();
   if (options_.noise != nullptr && !options_.noise->any()) options_.noise = nullptr;  // none: no draws
+  if (options_.noise != nullptr) {
+    for (std::size_t k = 0; k < kNumOps; ++k) op_draws_[k] = NoiseDraw(options_.noise->distribution, options_.noise->op_cv[k]);
+    link_draw_ = NoiseDraw(options_.noise->distribution, options_.noise->link_cv);
+  }
   m_ = m;
   const int stages = static_cast<int>(stage_device.size());
   const PipelineShape shape{stages, pipelines};
@@ -130,6 +134,15 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
     memory_[index(d)].reset(costs.static_bytes(d), costs.weight_stash_fraction());
     figures_[index(d)].static_bytes = costs.static_bytes(d);
   }
+  // A lowered program's gates, deferred sends and FSDP state belong to the run that set them up:
+  // one engine runs a lowered program, then a sweep, and the summary must not read the first's.
+  gates_.clear();
+  deferred_sends_.clear();
+  sharding_.clear();
+  unsharded_at_.clear();
+  gradients_held_.clear();
+  gathered_.clear();
+  prefetched_.clear();
 }
 
 void Engine::prepare(const Program& program, const CostModel& costs, const EngineOptions& options) {
@@ -162,13 +175,6 @@ void Engine::prepare(const Program& program, const CostModel& costs, const Engin
   first_forward_at_.assign(timed_stages, kNoMark);
   last_gradient_at_.assign(timed_stages, kNoMark);
   for (int d = 0; d < p; ++d) prepare_device(d, costs);
-  gates_.clear();
-  deferred_sends_.clear();
-  sharding_.clear();
-  unsharded_at_.clear();
-  gradients_held_.clear();
-  gathered_.clear();
-  prefetched_.clear();
   if (!program.comms.empty()) prepare_comms(program, costs);
   // Nothing to wait at or defer (receives as torch runs them, sends right after their ops): the
   // loop then skips both tests.
@@ -519,10 +525,10 @@ void Engine::start_if_ready(int device) {
 
 double Engine::noisy_op_time(int device, std::size_t position, Op op, double cost) {
   const NoiseModel& noise = *options_.noise;
-  const double cv = noise.op_cv[op_index(op)];
-  if (!(cv > 0)) return cost;
+  const NoiseDraw& draw = op_draws_[op_index(op)];
+  if (!draw.any()) return cost;
   SplitMix64 stream = noise_stream(noise.seed, noise.sample, static_cast<std::uint64_t>(device), position, 0);
-  const double noisy = cost * noise_factor(stream, noise.distribution, cv);
+  const double noisy = cost * draw(stream);
   // Busy time was summed from the plain costs before the run: move it, and its phase's, by the draw.
   DeviceFigures& figures = figures_[index(device)];
   const DeviceState& state = devices_[index(device)];
@@ -538,7 +544,15 @@ double Engine::noise_factor_of_message(const Action& from) const {
   // Keyed by the message's producer (stage, op, micro-batch), which sends it once.
   SplitMix64 stream = noise_stream(noise.seed, noise.sample, static_cast<std::uint64_t>(from.stage) | (1ULL << 62),
                                    static_cast<std::uint64_t>(from.microbatch), static_cast<std::uint64_t>(from.op));
-  return noise_factor(stream, noise.distribution, noise.link_cv);
+  return link_draw_(stream);
+}
+
+double Engine::drawn_cost(int device, std::size_t position, Op op, double cost) const {
+  const NoiseDraw& draw = op_draws_[op_index(op)];
+  if (!draw.any()) return cost;
+  SplitMix64 stream =
+      noise_stream(options_.noise->seed, options_.noise->sample, static_cast<std::uint64_t>(device), position, 0);
+  return cost * draw(stream);
 }
 
 void Engine::record_span(int device, const Action& action, const Action* partner, double start, double end) {
@@ -747,10 +761,12 @@ void Engine::post_receives(int device, double time) {
 }
 
 bool Engine::uses_sweep(const EngineOptions& options) const {
-  const bool noisy = options.noise != nullptr && options.noise->any();
-  const bool possible = !options.record_timeline && options.comm != CommMode::kPaired && !noisy;
-  if (options.algorithm == EngineAlgorithm::kSweep && !possible) {
+  const bool possible = !options.record_timeline && options.comm != CommMode::kPaired;
+  if ((options.algorithm == EngineAlgorithm::kSweep || options.record_critical_path) && !possible) {
     throw std::invalid_argument("Engine::run: the in-order sweep records no timeline and has no paired sends");
+  }
+  if (options.record_critical_path && options.algorithm == EngineAlgorithm::kEventQueue) {
+    throw std::invalid_argument("Engine::run: the critical path is found by the in-order sweep");
   }
   return possible && options.algorithm != EngineAlgorithm::kEventQueue;
 }
@@ -767,6 +783,9 @@ SimulationOutcome Engine::run(const Program& program, const CostModel& costs, co
     }
   }
   // A lowered program's receives and sends are ordering points only the event queue keeps.
+  if (options.record_critical_path && !program.comms.empty()) {
+    throw std::invalid_argument("Engine::run: a lowered program runs on the event queue, which finds no critical path");
+  }
   if (uses_sweep(options) && program.comms.empty()) return run_sweep(program, costs, options);
   prepare(program, costs, options);
   if (options.comm == CommMode::kPaired) {

@@ -59,6 +59,10 @@ struct EngineOptions {
   // Kernel and message noise of one Monte-Carlo sample (models/noise.hpp); with any, the event queue
   // runs, drawing each op's and message's factor as it starts or is sent. Null or none: no noise.
   const NoiseModel* noise = nullptr;
+  // Result::critical_time: each device's compute time on the step's critical path (as
+  // critical_time_by_device finds it from a timeline), found as the in-order sweep runs, holding only
+  // the paths that can still become critical. In-order sweep only (no timeline, no paired sends).
+  bool record_critical_path = false;
 };
 
 // Reuses its state buffers across runs (sweeps); the event loop itself never allocates unless a
@@ -70,6 +74,9 @@ class Engine {
   // A registry schedule generated as it runs, never stored: memory independent of m for the
   // in-order sweep. Options that need the event queue materialise the program first.
   SimulationOutcome run(const ScheduleStreams& streams, const CostModel& costs, const EngineOptions& options = {});
+  // The path nodes the last run with record_critical_path allocated at most (live at once): what its
+  // memory for the path grew to.
+  std::size_t critical_path_nodes() const { return path_nodes_.size(); }
 
  private:
   // Where one of a stage's outputs goes: the device of the stage that consumes it (-1: none, at the
@@ -213,6 +220,8 @@ class Engine {
   [[gnu::noinline]] void post_receives(int device, double time);
   // Noise: an op's time (at `position` of `device`, of kind `op`) or a message's, drawn.
   [[gnu::noinline]] double noisy_op_time(int device, std::size_t position, Op op, double cost);
+  // The in-order sweep's draw: the same factor, with busy time summed from the drawn costs as they run.
+  [[gnu::noinline]] double drawn_cost(int device, std::size_t position, Op op, double cost) const;
   [[gnu::noinline]] double noise_factor_of_message(const Action& from) const;
   void launch_waiting(std::vector<double>& posted, std::vector<std::int32_t>& waiting, std::size_t k, double time,
                       bool forward);
@@ -225,6 +234,18 @@ class Engine {
   // Called once per op from the event loop; inlined there.
   [[gnu::always_inline]] inline void finish_op(double time, int device);
   Result summarize();
+  // record_critical_path: one op (or overlapped pair) that ran from `start` to `end` on `device`,
+  // after its outputs were handed on. Each op's node points at what its start waited for: the op
+  // before it on its device, or the producer of an input that arrived later (ties stay on the
+  // device). A node lives while an op may still point at it; the last-ending op's chain is the path.
+  [[gnu::noinline]] void note_critical(int device, const Action& first, const Action* second, double start, double end);
+  void release_node(std::int32_t node);
+  struct PathInput;
+  // The entry of the input an op waits for (null: none from another op), and of the output it hands
+  // on with the stage that consumes it (null: none).
+  PathInput* path_input_of(const Action& action);
+  PathInput* path_output_of(const Action& action, const StageInfo*& consumer);
+  std::vector<double> critical_times() const;
   Deadlock describe_deadlock() const;
   // What a device stopped at `step` on `next` waits for, when it is not held in a paired send.
   StuckDevice describe_wait(int device, std::size_t step, const Action& next, bool forward_done) const;
@@ -412,6 +433,30 @@ class Engine {
   std::size_t woken_tail_ = 0;
   std::vector<std::uint8_t> first_forward_seen_;  // per stage, with record_stage_times
   std::vector<StreamReader> readers_;             // per device, for runs of ScheduleStreams
+  // Noise: each op kind's draw and the messages', prepared once a run (prepare_common).
+  std::array<NoiseDraw, kNumOps> op_draws_{};
+  NoiseDraw link_draw_;
+  // record_critical_path: the nodes of paths still alive (a pool with a free list), per device its
+  // latest op's node, per (stage, micro-batch) the producer node and arrival of its next input
+  // (forward and backward), and the op that ends last so far.
+  struct PathNode {
+    double end = 0;
+    double duration = 0;
+    std::int32_t previous = -1;  // what its start waited for; -1 at the step's first op
+    std::int32_t device = 0;
+    std::int32_t refs = 0;
+  };
+  struct PathInput {
+    std::int32_t node = -1;
+    double at = 0;
+  };
+  std::vector<PathNode> path_nodes_;
+  std::int32_t free_path_node_ = -1;  // the free list's head, linked through PathNode::previous
+  std::vector<std::int32_t> device_path_;
+  std::vector<PathInput> forward_path_input_;
+  std::vector<PathInput> backward_path_input_;
+  std::int32_t last_path_node_ = -1;
+  double last_path_start_ = 0;
   Program stored_;  // streams materialised for the event queue
 };
 

@@ -217,8 +217,15 @@ inline void Engine::complete_op(int device, const Action& action, const StageInf
   double arrival = end;
   if (output.link >= 0) {
     Link& target = links_[index_of(output.link)];
-    const Link::Departure departure = target.send(end, output.bytes, output.send_time);
-    arrival = departure.end + target.latency;
+    double send_time = output.send_time;
+    double latency = target.latency;
+    if (options_.noise != nullptr && link_draw_.any()) [[unlikely]] {  // as Engine::transmit draws it
+      const double factor = noise_factor_of_message(action);
+      send_time *= factor;
+      latency *= factor;
+    }
+    const Link::Departure departure = target.send(end, output.bytes, send_time);
+    arrival = departure.end + latency;
     released = std::max(released, departure.end);
   }
   const int to_stage = action.stage + (forward ? 1 : -1);
@@ -283,13 +290,15 @@ void Engine::advance(Feed& feed, int device) {
       blocked_[index_of(device)] = WakeFlag::kBlocked;  // the op that delivers its input wakes it
       return;
     }
-    const double cost = stage.time[static_cast<std::size_t>(action.op)];
+    double cost = stage.time[static_cast<std::size_t>(action.op)];
+    if (options_.noise != nullptr) [[unlikely]] cost = drawn_cost(device, state.position, action.op, cost);
     const double start = std::max(state.free_at, ready);
     const double end = start + cost;
     if (action.op == Op::kForward) memory_[index_of(device)].on_forward(stage.activation_bytes);
     note_position(state, action, start, end, cost);
     double released = end;  // blocking mode: when its message has left the link
     complete_op<Feed::kTrusted>(device, action, stage, own, end, released);
+    if (options_.record_critical_path) [[unlikely]] note_critical(device, action, nullptr, start, end);
     state.free_at = overlap ? end : released;
     ++state.cur;
     if (--budget == 0) [[unlikely]] {
@@ -477,11 +486,14 @@ bool Engine::run_pair(Feed& feed, int device) {
   }
   if (state.cur + 1 == state.end) {  // a pair at the end of a list (never valid): run it alone
     const double start = std::max(state.free_at, ready);
-    const double end = start + first_stage.time[static_cast<std::size_t>(first.op)];
+    double cost = first_stage.time[static_cast<std::size_t>(first.op)];
+    if (options_.noise != nullptr) [[unlikely]] cost = drawn_cost(device, state.position, first.op, cost);
+    const double end = start + cost;
     if (first.op == Op::kForward) memory_[index_of(device)].on_forward(first_stage.activation_bytes);
     note_position(state, first, start, end, end - start);
     double released = end;
     complete_op<Feed::kTrusted>(device, first, first_stage, first_slot, end, released);
+    if (options_.record_critical_path) [[unlikely]] note_critical(device, first, nullptr, start, end);
     state.free_at = options_.comm == CommMode::kOverlap ? end : released;
     ++state.cur;
     return true;
@@ -495,7 +507,9 @@ bool Engine::run_pair(Feed& feed, int device) {
     return false;
   }
   ready = std::max(ready, second_ready);
-  const double cost = costs_->overlap_time(first.stage, second.op, second.stage);
+  double cost = costs_->overlap_time(first.stage, second.op, second.stage);
+  // Drawn as the event queue draws a pair: at its first half's position, by its second half's kind.
+  if (options_.noise != nullptr) [[unlikely]] cost = drawn_cost(device, state.position, second.op, cost);
   const double start = std::max(state.free_at, ready);
   const double end = start + cost;
   const bool allocate_first = first.op == Op::kForward && !layerwise_pairs_;
@@ -508,11 +522,114 @@ bool Engine::run_pair(Feed& feed, int device) {
   // p, whose B is the partner), moving its slot.
   if (second_slot != nullptr) second_slot = find_slot(second_stage, second.microbatch);
   complete_op<Feed::kTrusted>(device, second, second_stage, second_slot, end, released);
+  if (options_.record_critical_path) [[unlikely]] note_critical(device, first, &second, start, end);
   // Layer by layer, the backward has freed its stash as the forward filled its own.
   if (first.op == Op::kForward && layerwise_pairs_) memory_[index_of(device)].on_forward(first_stage.activation_bytes);
   state.free_at = options_.comm == CommMode::kOverlap ? end : released;
   state.cur += 2;
   return true;
+}
+
+Engine::PathInput* Engine::path_input_of(const Action& action) {
+  const StageInfo& stage = stages_[index_of(action.stage)];
+  const std::size_t key = index_of(action.stage) * static_cast<std::size_t>(m_) + index_of(action.microbatch);
+  if (action.op == Op::kForward) return stage.first ? nullptr : &forward_path_input_[key];
+  if (is_backward_input(action.op)) return stage.last ? nullptr : &backward_path_input_[key];
+  return nullptr;  // W waits for its own I, which ended no later than the op before it on this device
+}
+
+Engine::PathInput* Engine::path_output_of(const Action& action, const StageInfo*& consumer) {
+  const StageInfo& stage = stages_[index_of(action.stage)];
+  const auto m = static_cast<std::size_t>(m_);
+  const std::size_t key = index_of(action.stage) * m + index_of(action.microbatch);
+  if (action.op == Op::kForward && !stage.last) {
+    consumer = &stage + 1;
+    return &forward_path_input_[key + m];
+  }
+  if (is_backward_input(action.op) && !stage.first) {
+    consumer = &stage - 1;
+    return &backward_path_input_[key - m];
+  }
+  return nullptr;
+}
+
+void Engine::note_critical(int device, const Action& first, const Action* second, double start, double end) {
+  // What the start waited for, as critical_time_by_device walks it: the op before on this device,
+  // unless an input arrived later (ties stay on the device), the first half's before the second's.
+  std::array<PathInput*, 2> inputs{path_input_of(first), second != nullptr ? path_input_of(*second) : nullptr};
+  const std::int32_t before = device_path_[index_of(device)];
+  std::int32_t previous = before;
+  double ready = before < 0 ? -kUnknownTime : path_nodes_[static_cast<std::size_t>(before)].end;
+  for (const PathInput* input : inputs) {
+    if (input != nullptr && input->node >= 0 && input->at > ready) {
+      ready = input->at;
+      previous = input->node;
+    }
+  }
+  std::int32_t node = free_path_node_;
+  if (node >= 0) {
+    free_path_node_ = path_nodes_[static_cast<std::size_t>(node)].previous;
+  } else {
+    node = static_cast<std::int32_t>(path_nodes_.size());
+    path_nodes_.emplace_back();
+  }
+  // Referred to by the device (its latest op) and by the consumers of its outputs, below.
+  PathNode& made = path_nodes_[static_cast<std::size_t>(node)];
+  made = PathNode{end, end - start, previous, device, 1};
+  if (previous >= 0) ++path_nodes_[static_cast<std::size_t>(previous)].refs;
+  for (PathInput* input : inputs) {  // inputs used: their producers may go
+    if (input != nullptr && input->node >= 0) {
+      release_node(input->node);
+      input->node = -1;
+    }
+  }
+  device_path_[index_of(device)] = node;
+  if (before >= 0) release_node(before);
+  for (const Action* half : {&first, second}) {  // outputs handed on: their consumers may point here
+    if (half == nullptr) continue;
+    const StageInfo* consumer = nullptr;
+    PathInput* output = path_output_of(*half, consumer);
+    if (output == nullptr) continue;
+    const Slot* slot = find_slot(*consumer, half->microbatch);
+    output->node = node;
+    output->at = slot != nullptr ? slot->input : end;
+    ++path_nodes_[static_cast<std::size_t>(node)].refs;
+  }
+  // The op that ends last so far; of ops that end together, the one that started first, then the
+  // lowest device (critical_time_by_device takes the first recorded, in the event queue's order).
+  bool later = last_path_node_ < 0;
+  if (!later) {
+    const PathNode& last = path_nodes_[static_cast<std::size_t>(last_path_node_)];
+    later = end > last.end ||
+            (end == last.end && (start < last_path_start_ || (start == last_path_start_ && device < last.device)));
+  }
+  if (later) {
+    ++path_nodes_[static_cast<std::size_t>(node)].refs;
+    if (last_path_node_ >= 0) release_node(last_path_node_);
+    last_path_node_ = node;
+    last_path_start_ = start;
+  }
+}
+
+void Engine::release_node(std::int32_t node) {
+  while (node >= 0) {
+    PathNode& path = path_nodes_[static_cast<std::size_t>(node)];
+    if (--path.refs > 0) return;
+    const std::int32_t previous = path.previous;
+    path.previous = free_path_node_;  // onto the free list, through the same field
+    free_path_node_ = node;
+    node = previous;
+  }
+}
+
+std::vector<double> Engine::critical_times() const {
+  std::vector<double> by_device(figures_.size(), 0.0);
+  for (std::int32_t node = last_path_node_; node >= 0;) {
+    const PathNode& path = path_nodes_[static_cast<std::size_t>(node)];
+    by_device[index_of(path.device)] += path.duration;
+    node = path.previous;
+  }
+  return by_device;
 }
 
 void Engine::finish_device(int device) {
@@ -570,6 +687,15 @@ SimulationOutcome Engine::sweep(Feed& feed) {
     stages_[s].mask = capacity - 1;
   }
   first_forward_seen_.assign(options_.record_stage_times ? stages_.size() : 0, 0);
+  if (options_.record_critical_path) {
+    path_nodes_.clear();
+    free_path_node_ = -1;
+    device_path_.assign(index_of(p), -1);
+    const std::size_t inputs = stages_.size() * static_cast<std::size_t>(m_);
+    forward_path_input_.assign(inputs, PathInput{});
+    backward_path_input_.assign(inputs, PathInput{});
+    last_path_node_ = -1;
+  }
   sweep_devices_.assign(index_of(p), SweepDevice{});
   blocked_.assign(index_of(p), WakeFlag::kQueued);
   std::size_t queue = 1;
@@ -630,6 +756,7 @@ SimulationOutcome Engine::sweep(Feed& feed) {
   }
   if (counted_afterwards) count_trusted_messages();
   outcome.result = summarize();
+  if (options_.record_critical_path) outcome.result->critical_time = critical_times();
   return outcome;
 }
 
@@ -661,8 +788,10 @@ SimulationOutcome Engine::run(const ScheduleStreams& streams, const CostModel& c
   if (streams.params.p < 1 || streams.num_microbatches() < 1 || streams.num_pipelines < 1 || streams.stage_device.empty() || streams.device == nullptr) {
     throw std::invalid_argument("Engine::run: the schedule's streams are empty");
   }
-  if (!uses_sweep(options)) {
-    // The event queue needs the whole program; keep it alive for the result's run.
+  const bool noisy = options.noise != nullptr && options.noise->any();
+  if (!uses_sweep(options) || noisy || options.record_critical_path) {
+    // The event queue needs the whole program, and noise and the critical path are drawn and found
+    // by the sweep of a stored one (the trusted loop has neither); keep it alive for the result's run.
     stored_ = collect_program(streams);
     return run(stored_, costs, options);
   }

@@ -116,6 +116,7 @@ struct Result {
   std::vector<StageFigures> per_stage;  // with EngineOptions::record_stage_times
   std::vector<LinkFigures> per_link;
   std::optional<Timeline> timeline;
+  std::vector<double> critical_time;  // with EngineOptions::record_critical_path: per device
 };
 
 // Where each unfinished device stopped and what it waits for.

@@ -94,6 +94,29 @@ TEST_CASE("Samples are the same bytes for a seed, and other bytes for another", 
   CHECK_THAT(table.out, Contains("makespan histogram\n"));
 }
 
+TEST_CASE("Samples spread over threads are the same bytes as on one, paired sends and models included",
+          "[cli][noise]") {
+  // Each sample goes to its own slot and the statistics are summed in sample order.
+  const std::vector<std::vector<std::string>> studies = {
+      {"run", "-s", "zbv", "-p", "4", "-m", "8", "--samples", "40", "--jitter", "0.1", "--link-jitter", "0.2",
+       "--latency", "0.1", "--straggler-prob", "0.2:1.5"},
+      {"compare", "-s", "1f1b,dualpipev", "-p", "4", "-m", "8", "--samples", "30", "--jitter", "0.05"},
+      {"run", "--model", "llama3.1-8b", "-p", "2", "--global-batch", "8", "--seq", "1024", "--samples", "20",
+       "--jitter", "0.05"},  // Megatron's 1F1B: paired sends, on the event queue
+  };
+  for (std::vector<std::string> args : studies) {
+    args.insert(args.end(), {"--format", "json", "-j"});
+    std::vector<std::string> one = args;
+    one.push_back("1");
+    std::vector<std::string> three = args;
+    three.push_back("3");
+    const CliRun single = cli(one);
+    INFO(single.err);
+    REQUIRE(single.status == ppsim::kExitOk);
+    CHECK(cli(three).out == single.out);
+  }
+}
+
 TEST_CASE("A deterministic straggler is the same stage costs given per stage, exactly", "[cli][noise]") {
   const auto [schedule, forward, backward] = GENERATE(table<std::string, std::string, std::string>({
       {"1f1b", "1,1.5,1,2", "2,3,2,4"},

@@ -367,6 +367,28 @@ TEST_CASE("FSDP's all-gather delays a sharded stage's first op and its reduce-sc
   ppsim::test::check_same_figures(run(program, plain, comm, wait_at_receives), run(compute_only, plain, comm));
 }
 
+TEST_CASE("An engine that replayed a sharded lowered program then sweeps a generated schedule reports that "
+          "schedule's own figures",
+          "[lowered][fsdp][regression]") {
+  // The sweep used to keep the lowered run's FSDP state, and its summary read that run's devices
+  // (freed memory under ASan, wrong starts otherwise).
+  ppsim::UniformCosts uniform;
+  uniform.activation_bytes = ppsim::ByteCount{10};
+  const ShardedCosts sharded(uniform, ppsim::ShardingCosts{.gather_time = 0.5, .reduce_time = 0.25});
+  const ppsim::UniformCostModel plain(uniform);
+  const ppsim::ScheduleInfo* info = ppsim::find_schedule("1f1b");
+  REQUIRE(info != nullptr);
+  const ppsim::ScheduleStreams streams = info->streams({4, 8, 1});
+  ppsim::Engine fresh;
+  const ppsim::SimulationOutcome alone = fresh.run(streams, plain);
+  REQUIRE(alone.result.has_value());
+  ppsim::Engine reused;
+  REQUIRE(reused.run(parsed(kTorchGpipeP2M2), sharded).result.has_value());
+  const ppsim::SimulationOutcome after = reused.run(info->streams({4, 8, 1}), plain);
+  REQUIRE(after.result.has_value());
+  ppsim::test::check_same_figures(*after.result, *alone.result);
+}
+
 TEST_CASE("FSDP's collectives queue on one stream: an all-gather waits for the one before it, compute for both",
           "[lowered][fsdp]") {
   // One device with two stages, F = 1, B = 2, all-gathers 1, reduce-scatters 3:

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/report/format.hpp"
 #include "study/api.hpp"
 #include "study/common/errors.hpp"
 #include "study/sweep/sweep_output.hpp"
@@ -309,6 +310,51 @@ TEST_CASE("every shipped study runs and prints its summary", "[sweep]") {
   CHECK(run.out.find("top ") != std::string::npos);
   CHECK(run.out.find("choose m") != std::string::npos);
   CHECK(read(dir.file("out.csv")).starts_with("point,status,schedule,p,v,m,"));
+}
+
+TEST_CASE("Every cell of a sweep's CSV is the value its JSONL row holds, in the header's order", "[sweep]") {
+  // The CSV is written straight from the points; the JSON rows are the reference it must agree with:
+  // a string as it is (quoted when it holds a comma or a quote), a real number exactly, null empty.
+  const std::string text = GENERATE(std::string(kMixedStudy),
+                                    std::string(R"({"fixed": {"model": "llama3.1-8b", "seq": 2048, "p": 2, "t": 2,
+                                      "global-batch": 16, "schedule": "1f1b", "samples": 3, "jitter": 0.05},
+                                      "axes": {"gpu": [{"name": "h100,\"sxm\"", "hardware": "h100-sxm5-80gb"},
+                                                       {"name": "a100", "hardware": "a100-sxm4-80gb"}],
+                                               "micro-batch": [1, 2, 3], "recompute": ["none", "full"]},
+                                      "objective": "p99_step_time"})"));
+  ppsim::Study study;
+  try {
+    study = study_of(text);
+  } catch (const ppsim::InputError& error) {
+    FAIL(error.what());
+  }
+  const std::vector<ppsim::PointResult> points = ppsim::run_sweep(study, ppsim::SweepOptions{});
+  std::istringstream csv(ppsim::sweep_csv(study, points));
+  std::string header;
+  std::getline(csv, header);
+  for (const ppsim::PointResult& point : points) {
+    const nlohmann::ordered_json row = ppsim::point_row(study, point);
+    std::string columns;
+    std::string expected;
+    for (const auto& [key, value] : row.items()) {
+      columns += (columns.empty() ? "" : ",") + key;
+      std::string cell = value.is_null()           ? ""
+                         : value.is_string()       ? value.get<std::string>()
+                         : value.is_number_float() ? ppsim::format_exact(value.get<double>())
+                                                   : value.dump();
+      if (cell.find_first_of(",\"") != std::string::npos) {
+        std::string quoted = "\"";
+        for (const char c : cell) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+        cell = quoted + "\"";
+      }
+      expected += (expected.empty() ? "" : ",") + cell;
+    }
+    std::string line;
+    REQUIRE(std::getline(csv, line));
+    CHECK(header == columns);
+    CHECK(line == expected);
+  }
+  CHECK(points.size() > 10);
 }
 
 TEST_CASE("the bubble table study answered from its closed forms writes the simulated bytes", "[sweep]") {

@@ -614,95 +614,100 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
       fail(source, "unknown key" + (suggestion.empty() ? std::string(" (see ppsim run --help for the keys)")
                                                        : " (did you mean \"" + suggestion + "\"?)"));
     }
-    scenario.sources[key] = source;
-    if (key == "schedule") {
-      if (value.is_string()) {
-        scenario.schedules = schedule_list(value.get<std::string>(), source);
-      } else if (value.is_array() && !value.empty()) {
-        scenario.schedules.clear();
-        for (std::size_t i = 0; i < value.size(); ++i) {
-          if (!value[i].is_string()) fail(source + "[" + std::to_string(i) + "]", "must be a schedule name (a string)");
-          scenario.schedules.push_back(schedule_name(value[i].get<std::string>()));
-        }
-      } else {
-        fail(source, "must be a schedule name or a non-empty list of names, got " + json_excerpt(value));
+    apply_config_setting(key, value, source, scenario);
+  }
+}
+
+void apply_config_setting(const std::string& key, const nlohmann::json& value, const std::string& source,
+                          Scenario& scenario) {
+  scenario.sources[key] = source;
+  if (key == "schedule") {
+    if (value.is_string()) {
+      scenario.schedules = schedule_list(value.get<std::string>(), source);
+    } else if (value.is_array() && !value.empty()) {
+      scenario.schedules.clear();
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        if (!value[i].is_string()) fail(source + "[" + std::to_string(i) + "]", "must be a schedule name (a string)");
+        scenario.schedules.push_back(schedule_name(value[i].get<std::string>()));
       }
-    } else if (key == "p" || key == "m" || key == "v") {
-      (key == "p"   ? scenario.params.p
-       : key == "m" ? scenario.params.m
-                    : scenario.params.v) = count_from_json(value, source);
-    } else if (key == "forward" || key == "backward" || key == "weight") {
-      auto& target = key == "forward" ? scenario.forward : key == "backward" ? scenario.backward : scenario.weight;
-      target =
-          list_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time or a list of times");
-    } else if (key == "overlap") {
-      scenario.overlap.reset();
-      if (!value.is_null()) {
-        scenario.overlap = element_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time");
-      }
-    } else if (key == "latency") {
-      scenario.latency = element_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time");
-    } else if (key == "bandwidth") {
-      // null: unlimited, as the scenario's JSON writes it (a number or null, like "overlap").
-      scenario.bandwidth = value.is_null() ? Bandwidth{std::numeric_limits<double>::infinity()}
-                                           : element_from_json<Bandwidth>(value, source, parse_bandwidth,
-                                                                          bandwidth_from_number, "a bandwidth");
-    } else if (key == "message-bytes" || key == "activation-bytes" || key == "static-bytes") {
-      auto& target = key == "message-bytes"      ? scenario.message_bytes
-                     : key == "activation-bytes" ? scenario.activation_bytes
-                                                 : scenario.static_bytes;
-      target = list_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size or a list of sizes");
-    } else if (key == "memory-headroom") {
-      if (!value.is_number()) fail(source, "must be a share of the memory below 0.5, got " + json_excerpt(value));
-      scenario.layout.memory_headroom = headroom_from_number(fraction_from_number(value.get<double>(), source), source);
-    } else if (key == "dropout") {
-      if (!value.is_number()) fail(source, "must be a probability below 1, got " + json_excerpt(value));
-      scenario.layout.dropout = dropout_from_number(fraction_from_number(value.get<double>(), source), source);
-    } else if (key == "weight-stash-fraction") {
-      if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + json_excerpt(value));
-      scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
-    } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
-               key == "distributed-optimizer" || key == "fsdp" || key == "fsdp-float8-all-gather" ||
-               key == "overlap-grad-reduce" ||
-               key == "overlap-param-gather" || key == "fp8-param-gather" ||
-               (key == "overlap-p2p-comm" && !value.is_null()) ||
-               key == "tp-comm-overlap") {
-      if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
-      apply_setting_text(key, value.get<bool>() ? "true" : "false", source, scenario);
-    } else if (key == "moe-imbalance") {
-      if (!value.is_number()) fail(source, "must be a factor from 1 (balanced) to 1000, got " + json_excerpt(value));
-      scenario.layout.moe_imbalance = imbalance_from_number(value.get<double>(), source);
-    } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
-               key == "e" || key == "expert-tensor-parallel" || key == "context-parallel" ||
-               key == "data-parallel-replicate" || key == "bucket-size" ||
-               key == "microbatch-group-size") {
-      apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
-    } else if (key == "overlap-p2p-comm") {  // null: Megatron's default, as a report's scenario writes it
-      scenario.overlap_p2p_comm.reset();
-    } else if (key == "layers-per-stage") {
-      scenario.auto_layer_split = false;
-      if (value.is_string()) {
-        apply_setting_text(key, value.get<std::string>(), source, scenario);
-      } else if (value.is_array() && value.empty()) {
-        scenario.layout.layers_per_stage.clear();  // the even split, as a report's scenario writes it
-      } else if (value.is_array()) {
-        scenario.layout.layers_per_stage.clear();
-        for (std::size_t i = 0; i < value.size(); ++i) {
-          const std::string element = source + "[" + std::to_string(i) + "]";
-          scenario.layout.layers_per_stage.push_back(
-              value[i] == 0 ? 0 : count_from_json(value[i], element));
-        }
-      } else {
-        fail(source, "must be a list of layer counts, got " + json_excerpt(value));
-      }
-    } else if (key == "workspace") {
-      scenario.layout.workspace_bytes =
-          element_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size").value;
-    } else if (apply_variability_json(key, value, source, scenario)) {
-    } else {  // comm, format, schedule-file, model, hardware, recompute, precision: strings
-      if (!value.is_string()) fail(source, "must be a string, got " + json_excerpt(value));
-      apply_setting_text(key, value.get<std::string>(), source, scenario);
+    } else {
+      fail(source, "must be a schedule name or a non-empty list of names, got " + json_excerpt(value));
     }
+  } else if (key == "p" || key == "m" || key == "v") {
+    (key == "p"   ? scenario.params.p
+     : key == "m" ? scenario.params.m
+                  : scenario.params.v) = count_from_json(value, source);
+  } else if (key == "forward" || key == "backward" || key == "weight") {
+    auto& target = key == "forward" ? scenario.forward : key == "backward" ? scenario.backward : scenario.weight;
+    target =
+        list_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time or a list of times");
+  } else if (key == "overlap") {
+    scenario.overlap.reset();
+    if (!value.is_null()) {
+      scenario.overlap = element_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time");
+    }
+  } else if (key == "latency") {
+    scenario.latency = element_from_json<Duration>(value, source, parse_duration, duration_from_number, "a time");
+  } else if (key == "bandwidth") {
+    // null: unlimited, as the scenario's JSON writes it (a number or null, like "overlap").
+    scenario.bandwidth = value.is_null() ? Bandwidth{std::numeric_limits<double>::infinity()}
+                                         : element_from_json<Bandwidth>(value, source, parse_bandwidth,
+                                                                        bandwidth_from_number, "a bandwidth");
+  } else if (key == "message-bytes" || key == "activation-bytes" || key == "static-bytes") {
+    auto& target = key == "message-bytes"      ? scenario.message_bytes
+                   : key == "activation-bytes" ? scenario.activation_bytes
+                                               : scenario.static_bytes;
+    target = list_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size or a list of sizes");
+  } else if (key == "memory-headroom") {
+    if (!value.is_number()) fail(source, "must be a share of the memory below 0.5, got " + json_excerpt(value));
+    scenario.layout.memory_headroom = headroom_from_number(fraction_from_number(value.get<double>(), source), source);
+  } else if (key == "dropout") {
+    if (!value.is_number()) fail(source, "must be a probability below 1, got " + json_excerpt(value));
+    scenario.layout.dropout = dropout_from_number(fraction_from_number(value.get<double>(), source), source);
+  } else if (key == "weight-stash-fraction") {
+    if (!value.is_number()) fail(source, "must be a number between 0 and 1, got " + json_excerpt(value));
+    scenario.weight_stash_fraction = fraction_from_number(value.get<double>(), source);
+  } else if (key == "timeline" || key == "sequence-parallel" || key == "flash-attention" ||
+             key == "distributed-optimizer" || key == "fsdp" || key == "fsdp-float8-all-gather" ||
+             key == "overlap-grad-reduce" ||
+             key == "overlap-param-gather" || key == "fp8-param-gather" ||
+             (key == "overlap-p2p-comm" && !value.is_null()) ||
+             key == "tp-comm-overlap") {
+    if (!value.is_boolean()) fail(source, "must be true or false, got " + json_excerpt(value));
+    apply_setting_text(key, value.get<bool>() ? "true" : "false", source, scenario);
+  } else if (key == "moe-imbalance") {
+    if (!value.is_number()) fail(source, "must be a factor from 1 (balanced) to 1000, got " + json_excerpt(value));
+    scenario.layout.moe_imbalance = imbalance_from_number(value.get<double>(), source);
+  } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
+             key == "e" || key == "expert-tensor-parallel" || key == "context-parallel" ||
+             key == "data-parallel-replicate" || key == "bucket-size" ||
+             key == "microbatch-group-size") {
+    apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
+  } else if (key == "overlap-p2p-comm") {  // null: Megatron's default, as a report's scenario writes it
+    scenario.overlap_p2p_comm.reset();
+  } else if (key == "layers-per-stage") {
+    scenario.auto_layer_split = false;
+    if (value.is_string()) {
+      apply_setting_text(key, value.get<std::string>(), source, scenario);
+    } else if (value.is_array() && value.empty()) {
+      scenario.layout.layers_per_stage.clear();  // the even split, as a report's scenario writes it
+    } else if (value.is_array()) {
+      scenario.layout.layers_per_stage.clear();
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        const std::string element = source + "[" + std::to_string(i) + "]";
+        scenario.layout.layers_per_stage.push_back(
+            value[i] == 0 ? 0 : count_from_json(value[i], element));
+      }
+    } else {
+      fail(source, "must be a list of layer counts, got " + json_excerpt(value));
+    }
+  } else if (key == "workspace") {
+    scenario.layout.workspace_bytes =
+        element_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size").value;
+  } else if (apply_variability_json(key, value, source, scenario)) {
+  } else {  // comm, format, schedule-file, model, hardware, recompute, precision: strings
+    if (!value.is_string()) fail(source, "must be a string, got " + json_excerpt(value));
+    apply_setting_text(key, value.get<std::string>(), source, scenario);
   }
 }
 

@@ -27,6 +27,11 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
 
 // Applies every key of a JSON object; errors name `origin` and the JSON path ("cfg.json: $.m: ...").
 void apply_config_json(const nlohmann::json& config, const std::string& origin, Scenario& scenario);
+// One setting of a known key (a long option name) from JSON, its errors and its source naming
+// `source` ("study.json: $.axes.p[3]"): what apply_config_json does per key, for callers that
+// have checked the key already and apply it many times (a sweep's points).
+void apply_config_setting(const std::string& key, const nlohmann::json& value, const std::string& source,
+                          Scenario& scenario);
 
 // Reads and applies a JSON config file; malformed JSON and unreadable files are InputErrors.
 void apply_config_file(const std::string& path, Scenario& scenario);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "study/input/scenario.hpp"
 
+#include <unordered_set>
+
 #include "study/input/variability_settings.hpp"
 
 namespace ppsim {
@@ -25,14 +27,16 @@ std::vector<Duration> resolved_weight(const Scenario& scenario) {
 }
 
 bool is_model_setting(std::string_view key) {
-  for (std::string_view model_key : {"hardware", "seq", "global-batch", "t", "d", "e", "context-parallel", "cp-comm", "hierarchical-context-parallel-sizes", "data-parallel-replicate", "expert-tensor-parallel", "moe-dispatcher", "moe-imbalance", "sequence-parallel",
-                                     "recompute", "recompute-modules", "flash-attention", "distributed-optimizer", "fsdp", "fsdp-unit", "reshard-after-forward", "fsdp-float8-all-gather", "precision", "grad-reduce-dtype", "fp8-param-gather", "grad-compression",
-                                     "layers-per-stage", "overlap-grad-reduce", "bucket-size", "overlap-param-gather",
-                                     "tp-comm-overlap", "dropout", "workspace", "memory-headroom",
-                                     "overlap-p2p-comm"}) {
-    if (key == model_key) return true;
-  }
-  return is_failure_setting(key);
+  // A set, not a scan of the list: a sweep asks this of every setting of every point.
+  static const std::unordered_set<std::string_view> kModelKeys = {
+      "hardware", "seq", "global-batch", "t", "d", "e", "context-parallel", "cp-comm",
+      "hierarchical-context-parallel-sizes", "data-parallel-replicate", "expert-tensor-parallel", "moe-dispatcher",
+      "moe-imbalance", "sequence-parallel", "recompute", "recompute-modules", "flash-attention",
+      "distributed-optimizer", "fsdp", "fsdp-unit", "reshard-after-forward", "fsdp-float8-all-gather", "precision",
+      "grad-reduce-dtype", "fp8-param-gather", "grad-compression", "layers-per-stage", "overlap-grad-reduce",
+      "bucket-size", "overlap-param-gather", "tp-comm-overlap", "dropout", "workspace", "memory-headroom",
+      "overlap-p2p-comm"};
+  return kModelKeys.contains(key) || is_failure_setting(key);
 }
 
 bool is_cost_setting(std::string_view key) {

@@ -78,6 +78,9 @@ struct Scenario {
   double straggler_probability = 0;                // --straggler-prob P:FACTOR: each sample, each device
   double straggler_factor = 1;
   std::int64_t samples = 0;  // --samples N: N independent steps beside the deterministic one; 0: none
+  // Threads the samples run on (run and compare's -j; 0: every core). Not a setting: any count gives
+  // the same bytes. A sweep or plan, whose points run side by side, keeps 1.
+  unsigned sample_threads = 1;
   std::uint64_t seed = 0;
 
   // Failures and checkpoints of a whole training run (with a model; models/reliability/).

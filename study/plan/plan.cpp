@@ -90,12 +90,8 @@ struct Outcome {
 void run_parallel(std::size_t jobs, unsigned threads, const std::function<void(std::size_t, Engine&)>& job) {
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i = next++; i < jobs; i = next++) {
-      // A fresh engine per layout: one engine that ran a stored program and then a generated one
-      // read freed memory in its summary (ASan, plan_test's threads case).
-      Engine engine;
-      job(i, engine);
-    }
+    Engine engine;
+    for (std::size_t i = next++; i < jobs; i = next++) job(i, engine);
   };
   const unsigned extra = static_cast<unsigned>(std::min<std::size_t>(threads, jobs)) - (jobs > 0 ? 1 : 0);
   std::vector<std::thread> pool;

@@ -73,6 +73,7 @@ std::optional<Report> closed_form_report(const Scenario& scenario, std::string_v
   const double busy = ops_per_device * in->forward + ops_per_device * in->backward;
   const std::int64_t stash = scenario.activation_bytes[0].value;
   const std::int64_t static_bytes = scenario.static_bytes[0].value;
+  result.per_device.reserve(static_cast<std::size_t>(p));
   for (int d = 0; d < p; ++d) {
     DeviceFigures device;
     device.busy = busy;

@@ -122,11 +122,10 @@ void split_costs_over_chunks(Scenario& scenario, std::string_view who) {
   scenario.costs_per_chunk = true;  // as they now are: a report's scenario reads back to the same run
 }
 
-Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& info) {
-  Scenario adjusted = scenario;
-  if (scenario.sources.count("v") == 0) adjusted.params.v = info.default_v;
-  split_costs_over_chunks(adjusted, info.name);
-  return adjusted;
+Scenario scenario_for_schedule(Scenario scenario, const ScheduleInfo& info) {
+  if (scenario.sources.count("v") == 0) scenario.params.v = info.default_v;
+  split_costs_over_chunks(scenario, info.name);
+  return scenario;
 }
 
 namespace {
@@ -620,7 +619,7 @@ Report simulate_shared_program(const Scenario& scenario, std::string_view schedu
   return report;
 }
 
-Report schedule_report(const Scenario& scenario, std::string_view schedule, bool record_timeline, bool closed_forms,
+Report schedule_report(Scenario scenario, std::string_view schedule, bool record_timeline, bool closed_forms,
                        Engine& engine, TimelineStreamer* streamer);
 
 // --layers-per-stage auto: the split this schedule runs fastest that fits (study/run/layer_split.hpp),
@@ -681,7 +680,8 @@ Scenario with_chosen_split(Scenario adjusted, std::string_view schedule, const S
   return adjusted;
 }
 
-Report schedule_report(const Scenario& scenario, std::string_view schedule, bool record_timeline, bool closed_forms,
+// The scenario by value: a sweep's point moves its own in, and it is adjusted in place.
+Report schedule_report(Scenario scenario, std::string_view schedule, bool record_timeline, bool closed_forms,
                        Engine& engine, TimelineStreamer* streamer) {
   const ScheduleInfo* info = find_schedule(schedule);
   if (info == nullptr) throw InputError(unknown_schedule(scenario, schedule));
@@ -694,8 +694,8 @@ Report schedule_report(const Scenario& scenario, std::string_view schedule, bool
     return simulate_schedule_file(scenario, record_timeline, engine, streamer);
   }
   record_timeline = record_timeline || streamer != nullptr;
-  Scenario adjusted = scenario_for_schedule(scenario, *info);
-  if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(scenario, *info, *why));
+  Scenario adjusted = scenario_for_schedule(std::move(scenario), *info);
+  if (auto why = info->check(adjusted.params)) throw InputError(constraint_error(adjusted, *info, *why));
   if (adjusted.auto_layer_split) {
     SplitSearch search;
     adjusted = with_chosen_split(std::move(adjusted), schedule, *info, engine, search);
@@ -739,6 +739,11 @@ Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bo
 
 Report summarize_schedule(const Scenario& scenario, std::string_view schedule, Engine& engine) {
   return schedule_report(scenario, schedule, /*record_timeline=*/false, /*closed_forms=*/true, engine, nullptr);
+}
+
+Report summarize_schedule(Scenario&& scenario, std::string_view schedule, Engine& engine) {
+  return schedule_report(std::move(scenario), schedule, /*record_timeline=*/false, /*closed_forms=*/true, engine,
+                         nullptr);
 }
 
 Report with_training_of(const Report& report, const Scenario& variant) {

@@ -61,7 +61,7 @@ void split_costs_over_chunks(Scenario& scenario, std::string_view who);
 // The scenario as one schedule runs it: at -v, or at the schedule's own default v without it, with
 // its costs split over the chunks (split_costs_over_chunks), so schedules of different v compare on
 // the same model whether -v is given or not.
-Scenario scenario_for_schedule(const Scenario& scenario, const ScheduleInfo& info);
+Scenario scenario_for_schedule(Scenario scenario, const ScheduleInfo& info);
 
 // The cost model for a program whose stages sit on `stage_device` (p devices): the transformer model
 // with --model, else the uniform or per-stage model of the cost settings (list lengths checked here).
@@ -87,6 +87,8 @@ Report simulate_schedule(const Scenario& scenario, std::string_view schedule, bo
 // The result is the same to the last bit either way; only its phases, times and links are left out,
 // and the report's scenario (no sweep output reads it).
 Report summarize_schedule(const Scenario& scenario, std::string_view schedule, Engine& engine);
+// The same for a scenario the caller no longer needs (a sweep's point): not copied.
+Report summarize_schedule(Scenario&& scenario, std::string_view schedule, Engine& engine);
 
 // `report`'s run (a registry schedule of a transformer study) under `variant`, a scenario that differs
 // from the one simulated only in what the step adds after the pipeline's last op: the distributed

@@ -104,12 +104,12 @@ HardwareProfile resolve_hardware(const Scenario& scenario) {
   throw InputError(unknown_preset<HardwareProfile>(scenario, "hardware", "hardware", scenario.hardware, names));
 }
 
-Scenario resolve_transformer_scenario(const Scenario& scenario) {
+Scenario resolve_transformer_scenario(Scenario scenario) {
   if (scenario.model.empty()) {
     for (const auto& [key, source] : scenario.sources) {
       if (is_model_setting(key)) throw InputError(source + ": needs --model (a transformer study)");
     }
-    return scenario;
+    return scenario;  // moved: a sweep's point that needs no model is not copied
   }
   for (const auto& [key, source] : scenario.sources) {
     if (is_cost_setting(key)) {

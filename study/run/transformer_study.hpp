@@ -24,7 +24,7 @@ HardwareProfile resolve_hardware(const Scenario& scenario);
 // the scenario with m and the global batch made consistent: m = global batch / (b * d) when the
 // global batch is given, global batch = m * b * d otherwise. It keeps the architecture and hardware
 // it found in the returned scenario.
-Scenario resolve_transformer_scenario(const Scenario& scenario);
+Scenario resolve_transformer_scenario(Scenario scenario);
 
 // The same checks with the architecture and hardware already found (ppsim plan checks thousands of
 // layouts of one model): `scenario` must name a model, and its cost settings are not checked again.

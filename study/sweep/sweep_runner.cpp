@@ -111,11 +111,11 @@ PointResult run_point(const Study& study, std::size_t index, Engine& engine, boo
       result.skipped = point.skipped;
       return result;
     }
-    const Scenario scenario = resolve_transformer_scenario(point.scenario);
+    Scenario scenario = resolve_transformer_scenario(std::move(point.scenario));
     take_inputs(scenario, result);
     check_scenario(scenario);
     const Report report = simulate_all ? simulate_schedule(scenario, point.schedule, /*record_timeline=*/false, engine)
-                                       : summarize_schedule(scenario, point.schedule, engine);
+                                       : summarize_schedule(std::move(scenario), point.schedule, engine);
     result.p = report.params.p;
     result.m = report.params.m;
     result.v = report.params.v;

@@ -207,6 +207,11 @@ StudyAxis read_axis(const Study& study, const std::string& key, const nlohmann::
       fail(study, axis.group ? path + ".schedule" : path, "unknown schedule " + quoted_excerpt(scratch.schedules.front()));
     }
     if (scratch.schedules.size() != 1) fail(study, path, "a point runs one schedule");
+    std::vector<StudyAxis::Setting> ready;
+    for (const auto& [name, setting] : settings.items()) {
+      ready.push_back({name, setting, study.origin + ": " + (axis.group ? path + "." + excerpt(name) : path)});
+    }
+    axis.ready.push_back(std::move(ready));
     axis.values.push_back(std::move(settings));
   }
   return axis;
@@ -444,8 +449,9 @@ PreparedPoint prepare_point(const Study& study, std::size_t index) {
   Scenario& scenario = point.scenario;
   for (std::size_t a = 0; a < study.axes.size(); ++a) {
     const StudyAxis& axis = study.axes[a];
-    apply_settings(study, axis.values[choice[a]], axis.path + "[" + std::to_string(choice[a]) + "]", axis.group,
-                   scenario);
+    for (const StudyAxis::Setting& setting : axis.ready[choice[a]]) {
+      apply_config_setting(setting.key, setting.value, setting.source, scenario);
+    }
     point.labels.push_back(axis.labels[choice[a]]);
   }
   point.schedule = scenario.schedules.front();

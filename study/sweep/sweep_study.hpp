@@ -29,6 +29,14 @@ struct StudyAxis {
   std::string path;  // "$.axes.p", for errors and sources
   std::vector<nlohmann::json> values;  // each an object of settings to apply
   std::vector<std::string> labels;     // how the value is shown in tables and output files
+  // Per value, its settings ready to apply to a point (apply_config_setting): each key checked, with
+  // its value and the source errors name ("study.json: $.axes.link[1].hardware").
+  struct Setting {
+    std::string key;
+    nlohmann::json value;
+    std::string source;
+  };
+  std::vector<std::vector<Setting>> ready;
 };
 
 struct Study {

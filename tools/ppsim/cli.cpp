@@ -79,11 +79,13 @@ class FlagPlan {
     }
     return false;
   }
-  // Help lists every flag, so it needs them all: any word that may ask for it (-h in a group of
-  // short flags, any --h... spelling) is taken as help.
+  // Help lists every flag, so it needs them all: any word that may ask for it (--help, or -h in a
+  // group of short flags) is taken as help. Not every --h... word: --hardware, --heads and --html
+  // are ordinary flags (CLI11 matches no prefixes, so --hel is an unknown flag, which registers
+  // every flag through the failed parse anyway).
   static bool may_ask_for_help(const std::vector<std::string>& args) {
     return std::any_of(args.begin(), args.end(), [](const std::string& arg) {
-      return arg.starts_with("--h") ||
+      return arg == "--help" || arg.starts_with("--help=") ||
              (arg.size() > 1 && arg[0] == '-' && arg[1] != '-' && arg.find('h') != std::string::npos);
     });
   }
@@ -263,17 +265,25 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
   PictureFiles run_pictures;
   PictureFiles compare_pictures;
   std::vector<std::string> expect;  // --expect of run or compare (one of them is parsed)
+  unsigned sample_threads = 0;  // -j of run or compare (one of them is parsed)
+  const auto add_jobs_flag = [&](CLI::App& command) {
+    if (!plan.registers_names("-j,--jobs")) return;
+    command.add_option("-j,--jobs", sample_threads, "threads for --samples; 0, the default, is every core; same output for any N")
+        ->type_name("N");
+  };
   CLI::App* run = app.add_subcommand("run", "simulate one schedule and print its figures");
   scenario_flags_for("run", *run, run_flags);
   if (plan.registers("run")) {
     add_picture_flags(*run, run_pictures, plan);
     if (plan.registers_flag("--expect")) add_expect_flag(*run, expect);
+    add_jobs_flag(*run);
   }
   CLI::App* compare = app.add_subcommand("compare", "simulate several schedules (-s a,b,...) side by side");
   scenario_flags_for("compare", *compare, compare_flags);
   if (plan.registers("compare")) {
     add_picture_flags(*compare, compare_pictures, plan);
     if (plan.registers_flag("--expect")) add_expect_flag(*compare, expect);
+    add_jobs_flag(*compare);
   }
   std::string baseline;
   CheckOptions check_options;
@@ -381,7 +391,8 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
         write_preset_list(out);
       }
     } else if (run->parsed()) {
-      const Scenario scenario = scenario_from(run_flags, notes.text);
+      Scenario scenario = scenario_from(run_flags, notes.text);
+      scenario.sample_threads = sample_threads;
       check_run_schedules(scenario);
       const auto expectations = parse_expectations(expect, "--expect");
       const auto reports = write_reports(scenario, false, run_pictures, out, timeline_width_for(out));
@@ -413,6 +424,7 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
       return write_formulas_study(scenario_from(formula_flags, notes.text), check, out) ? kExitOk : kExitFailure;
     } else if (compare->parsed()) {
       Scenario scenario = scenario_from(compare_flags, notes.text);
+      scenario.sample_threads = sample_threads;
       default_compare_schedules(scenario);
       const auto expectations = parse_expectations(expect, "--expect");
       const auto reports = write_reports(scenario, true, compare_pictures, out, timeline_width_for(out));
