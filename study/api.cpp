@@ -8,6 +8,7 @@
 
 #include "schedules/registry.hpp"
 #include "sim/report/chrome_trace.hpp"
+#include "sim/report/json_reporter.hpp"
 #include "sim/report/reporter.hpp"
 #include "sim/report/streamed_timeline.hpp"
 #include "study/common/output_file.hpp"
@@ -64,9 +65,11 @@ void default_compare_schedules(Scenario& scenario) {
   if (scenario.sources.count("schedule") == 0) scenario.schedules = {"gpipe", "1f1b"};
 }
 
-// Pictures are written before `out`, so a file that cannot be written leaves `out` empty too.
-std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
-                                  std::ostream& out, std::size_t timeline_width) {
+namespace {
+
+// write_reports, and reports_as_data with no `out` (no timeline in the JSON then: nothing streamed).
+std::vector<Report> simulate_and_write(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
+                                       std::ostream* out, std::size_t timeline_width) {
   // Two pictures to one file are refused before anything runs (write_files_atomically checks again).
   const OutputFile targets[] = {{pictures.svg, "", "--svg"}, {pictures.html, "", "--html"}, {pictures.trace, "", "--trace"}};
   refuse_shared_targets(targets);
@@ -114,9 +117,11 @@ std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, c
   // timeline's report waits on disk.
   std::ostringstream buffer;
   std::optional<ScratchFile> scratch;
-  std::ostream& report_out = stream_json ? scratch.emplace().stream() : buffer;
-  make_reporter(scenario.format)->write(report_out, reports, options);
-  if (scratch) scratch->finish();
+  if (out != nullptr) {
+    std::ostream& report_out = stream_json ? scratch.emplace().stream() : buffer;
+    make_reporter(scenario.format)->write(report_out, reports, options);
+    if (scratch) scratch->finish();
+  }
   PictureFiles rendered = pictures;
   if (stream_trace) rendered.trace.clear();
   std::vector<OutputFile> files = render_pictures(scenario, reports, rendered);
@@ -126,11 +131,29 @@ std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, c
   }
   write_files_atomically(files);
   if (scratch) {
-    scratch->copy_to(out);
-  } else {
-    out << buffer.str();
+    scratch->copy_to(*out);
+  } else if (out != nullptr) {
+    *out << buffer.str();
   }
   return reports;
+}
+
+}  // namespace
+
+// Pictures are written before `out`, so a file that cannot be written leaves `out` empty too.
+std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
+                                  std::ostream& out, std::size_t timeline_width) {
+  return simulate_and_write(scenario, side_by_side, pictures, &out, timeline_width);
+}
+
+std::optional<ReportsAsData> reports_as_data(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures) {
+  if (scenario.timeline) return std::nullopt;
+  ReportsAsData data;
+  data.reports = simulate_and_write(scenario, side_by_side, pictures, nullptr, kDefaultTimelineWidth);
+  ReportOptions options;
+  options.side_by_side = side_by_side;
+  data.value = reports_to_json(data.reports, options);
+  return data;
 }
 
 void write_schedule_list(std::ostream& out) {

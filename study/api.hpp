@@ -9,6 +9,7 @@
 // (exit 3; ppsim.ScheduleError), JsonInputError for a bad model or hardware file (exit 2).
 
 #include <cstddef>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -52,6 +53,14 @@ void imply_custom_schedule(Scenario& scenario);
 void check_run_schedules(const Scenario& scenario);  // run's rule: exactly one schedule
 std::vector<Report> write_reports(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures,
                                   std::ostream& out, std::size_t timeline_width = kDefaultTimelineWidth);
+// The same for a caller that takes the figures as data (Python): the reports as JSON's value, and the
+// pictures written; nullopt, with nothing run, for a JSON timeline (streamed as text: use
+// write_reports). Returns the reports beside the value.
+struct ReportsAsData {
+  std::vector<Report> reports;
+  nlohmann::ordered_json value;
+};
+std::optional<ReportsAsData> reports_as_data(const Scenario& scenario, bool side_by_side, const PictureFiles& pictures);
 
 // compare without -s: GPipe against 1F1B.
 void default_compare_schedules(Scenario& scenario);

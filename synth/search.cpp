@@ -137,6 +137,11 @@ std::int64_t default_replay_budget(const SynthShape& shape) {
   return std::clamp(static_cast<std::int64_t>(2e8 / std::max(1.0, ops)), std::int64_t{64}, std::int64_t{200000});
 }
 
+std::int64_t convergence_window(const SynthShape& shape, std::int64_t budget) {
+  const double ops = 3.0 * static_cast<double>(shape.stage_device.size()) * shape.m;
+  return std::clamp(static_cast<std::int64_t>(1e7 / std::max(1.0, ops)), std::int64_t{256}, std::max<std::int64_t>(budget, 256));
+}
+
 SynthOutcome synthesize(const SynthRequest& request, const CostModel& costs) {
   const std::vector<SynthStage> stages = stage_costs(costs, request.shape.stage_device);
   Judge judge(request, costs, stages);
@@ -174,15 +179,19 @@ SynthOutcome synthesize(const SynthRequest& request, const CostModel& costs) {
   // improves; nearer moves first.
   constexpr int kReach = 4;
   const std::int64_t budget = request.replay_budget > 0 ? request.replay_budget : default_replay_budget(request.shape);
+  const std::int64_t window = convergence_window(request.shape, budget);
+  std::int64_t last_improvement = judge.replays();
+  // Converged: a whole pass, or `window` replays in a row, found no better order.
+  const auto converged = [&] { return judge.replays() - last_improvement >= window; };
   bool improved = true;
-  while (improved && judge.replays() < budget && !judge.out_of_time()) {
+  while (improved && judge.replays() < budget && !judge.out_of_time() && !converged()) {
     improved = false;
     for (std::size_t d = 0; d < best->program.actions.size(); ++d) {
       auto& order = best->program.actions[d];
       for (std::size_t i = 0; i < order.size(); ++i) {
         for (int reach = 1; reach <= kReach; ++reach) {
           for (const int direction : {-1, 1}) {
-            if (judge.replays() >= budget || judge.out_of_time()) break;
+            if (judge.replays() >= budget || judge.out_of_time() || converged()) break;
             const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) + direction * reach;
             if (j < 0 || j >= static_cast<std::ptrdiff_t>(order.size())) continue;
             const auto target = static_cast<std::size_t>(j);
@@ -211,6 +220,7 @@ SynthOutcome synthesize(const SynthRequest& request, const CostModel& costs) {
               best->score = *score;
               ++outcome.moves;
               improved = true;
+              last_improvement = judge.replays();
             } else {
               move(target, i);
             }
@@ -225,6 +235,11 @@ SynthOutcome synthesize(const SynthRequest& request, const CostModel& costs) {
   outcome.peak_activation_bytes = best->peak;
   outcome.replays = judge.replays();
   outcome.stopped_by_time_limit = judge.stopped();
+  outcome.stop = judge.stopped()                   ? SynthStop::kTimeLimit
+                 : converged()                     ? SynthStop::kWindow
+                 : judge.replays() >= budget && improved ? SynthStop::kBudget
+                                                   : SynthStop::kPass;
+  outcome.window = window;
   return outcome;
 }
 

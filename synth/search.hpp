@@ -9,9 +9,12 @@
 //    (a fused B becomes I then W, which holds no more memory), and list-scheduled orders over a grid
 //    of policies (synth/list_scheduler.hpp). Each is replayed by the engine; the best is kept.
 // 2. Local search from the best: swaps of adjacent ops on one device, kept when the engine's makespan
-//    drops and the device stays within the limit, pass after pass until none helps or the budget of
-//    replays is spent. The budget is fixed by the size, not by the clock; the time limit only stops
-//    a search that overruns it, and the outcome says so.
+//    drops and the device stays within the limit, pass after pass until it has converged or the
+//    budget of replays is spent. Converged: a whole pass, or a window of replays in a row (1e7 / ops,
+//    at least 256: about 5% of the budget), found no better order; the window lets large sizes stop
+//    where a pass over all their ops would go on finding nothing. Budget and window are fixed by the
+//    size, not by the clock; the time limit only stops a search that overruns it, and the outcome
+//    says what stopped it.
 
 #include <cstdint>
 #include <string>
@@ -39,6 +42,14 @@ struct SynthSeed {
   std::int64_t peak_activation_bytes = 0;  // most on any device
 };
 
+// What ended the local search.
+enum class SynthStop : std::uint8_t {
+  kPass,       // a whole pass found no better order
+  kWindow,     // the convergence window of replays found none
+  kBudget,     // the replay budget was spent while it was still finding some
+  kTimeLimit,  // --time-limit
+};
+
 struct SynthOutcome {
   Program program;
   double makespan = 0;
@@ -47,11 +58,15 @@ struct SynthOutcome {
   int moves = 0;        // swaps the local search kept
   std::int64_t replays = 0;
   bool stopped_by_time_limit = false;
+  SynthStop stop = SynthStop::kPass;
+  std::int64_t window = 0;  // the convergence window it ran with, in replays
   std::vector<SynthSeed> registry_seeds;  // the registry schedules that fit, as replayed
 };
 
 // Engine replays of the local search for a size: about 2e8 replayed ops, some seconds.
 std::int64_t default_replay_budget(const SynthShape& shape);
+// Replays in a row without a better order after which the local search has converged.
+std::int64_t convergence_window(const SynthShape& shape, std::int64_t budget);
 
 // Throws std::invalid_argument when nothing fits the limit (not even one stash per stage).
 SynthOutcome synthesize(const SynthRequest& request, const CostModel& costs);

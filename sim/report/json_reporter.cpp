@@ -174,6 +174,13 @@ nlohmann::ordered_json report_to_json(const Report& report, const ReportOptions&
   return object;
 }
 
+nlohmann::ordered_json reports_to_json(std::span<const Report> reports, const ReportOptions& options) {
+  if (reports.size() == 1 && !options.side_by_side) return report_to_json(reports.front(), options);
+  Json array = Json::array();
+  for (const Report& report : reports) array.push_back(report_to_json(report, options));
+  return array;
+}
+
 void JsonReporter::write(std::ostream& out, std::span<const Report> reports, const ReportOptions& options) const {
   // Names and paths come from the command line and may hold any bytes: invalid UTF-8 is written as
   // U+FFFD rather than thrown as an error after the simulation succeeded.

@@ -42,6 +42,20 @@ double time_limit_of(const SynthSettings& settings) {
   return parsed.value.value;
 }
 
+const char* synth_stop_name(SynthStop stop) {
+  switch (stop) {
+    case SynthStop::kPass:
+      return "pass";
+    case SynthStop::kWindow:
+      return "window";
+    case SynthStop::kBudget:
+      return "budget";
+    case SynthStop::kTimeLimit:
+      return "time_limit";
+  }
+  return "pass";
+}
+
 nlohmann::ordered_json synth_json(const SynthOutcome& outcome, std::int64_t limit, const std::string& placement) {
   nlohmann::ordered_json json;
   json["memory_limit"] = limit;
@@ -52,6 +66,8 @@ nlohmann::ordered_json synth_json(const SynthOutcome& outcome, std::int64_t limi
   json["moves"] = outcome.moves;
   json["replays"] = outcome.replays;
   json["stopped_by_time_limit"] = outcome.stopped_by_time_limit;
+  json["stopped_by"] = synth_stop_name(outcome.stop);
+  json["convergence_window"] = outcome.window;
   nlohmann::ordered_json seeds = nlohmann::ordered_json::array();
   for (const SynthSeed& seed : outcome.registry_seeds) {
     seeds.push_back({{"schedule", seed.origin},
@@ -68,8 +84,11 @@ void write_synth_table(std::ostream& out, const SynthOutcome& outcome, const Sce
       << placement << " placement, at most " << format_bytes(limit) << " of activations per device\n";
   out << "found: makespan " << format_figure(outcome.makespan) << ", peak " << format_bytes(outcome.peak_activation_bytes)
       << ", from " << outcome.origin << (outcome.moves > 0 ? " and " + std::to_string(outcome.moves) + " swaps" : "")
-      << " (" << outcome.replays << " replays" << (outcome.stopped_by_time_limit ? ", stopped by --time-limit" : "")
-      << ")\n";
+      << " (" << outcome.replays << " replays";
+  if (outcome.stop == SynthStop::kTimeLimit) out << ", stopped by --time-limit";
+  if (outcome.stop == SynthStop::kWindow) out << ", converged: no better order in " << outcome.window << " in a row";
+  if (outcome.stop == SynthStop::kBudget) out << ", the replay budget spent";
+  out << ")\n";
   if (outcome.registry_seeds.empty()) {
     out << "registry schedules within the limit: none\n";
   } else {

@@ -47,6 +47,20 @@ def test_every_schedule_runs_to_the_figures_of_ppsim_run(schedule):
     assert ppsim.run(schedule=schedule, **settings) == expected
 
 
+@pytest.mark.parametrize("args,settings", [
+    (["run", "-s", "zbv", "-p", "4", "-m", "8", "--samples", "20", "--jitter", "0.1"],
+     {"schedule": "zbv", "p": 4, "m": 8, "samples": 20, "jitter": 0.1}),
+    (["compare", "-s", "1f1b,dualpipev", "-p", "4", "-m", "8"], {"schedule": "1f1b,dualpipev", "p": 4, "m": 8}),
+    (["run", "--model", "llama3.1-8b", "-p", "2", "--global-batch", "8", "--seq", "1024", "--mtbf", "50000 h",
+      "--train-steps", "1000"],
+     {"model": "llama3.1-8b", "p": 2, "global_batch": 8, "seq": 1024, "mtbf": "50000 h", "train_steps": 1000}),
+])
+def test_a_result_built_as_python_objects_is_the_clis_json_key_for_key_and_type_for_type(args, settings):
+    # Built from the JSON value, not its text: == ignores key order and 1 == 1.0, json.dumps does not.
+    call = ppsim.compare if args[0] == "compare" else ppsim.run
+    assert json.dumps(call(**settings)) == json.dumps(cli_json(*args, "--format", "json"))
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
 def test_every_example_config_compares_to_the_figures_of_ppsim_compare(path):
     assert ppsim.compare(config=path) == cli_json("compare", "-c", path, "--format", "json")

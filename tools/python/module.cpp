@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// ppsim._core: the library's calls (study/api.hpp) for the Python package beside it. Text in, text
-// out: settings arrive as a JSON object's text and results leave as the JSON the command line's
-// --format json prints, so a dict from Python equals the CLI's output figure for figure. The GIL is
-// released while C++ runs; a sweep's points run on C++ threads.
+// ppsim._core: the library's calls (study/api.hpp) for the Python package beside it. Settings arrive
+// as a JSON object's text; results leave as the Python objects json.loads would make of the JSON the
+// command line's --format json prints (built from its value, not written and parsed back), so a
+// dict from Python equals the CLI's output figure for figure. The GIL is released while C++ runs; a
+// sweep's points run on C++ threads.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <Python.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -34,22 +39,84 @@ nlohmann::json parse_settings(const std::string& text, const std::string& origin
   }
 }
 
-// The result's JSON text and the failures of `expect` (--expect's lines), which the package raises.
-using Checked = std::pair<std::string, std::vector<std::string>>;
+// What json.loads makes of `value`'s text, built directly: dicts in the keys' order, floats as the
+// same doubles (nlohmann prints the shortest text that reads back to them), a NaN or an infinity as
+// None (nlohmann prints null), invalid UTF-8 replaced as the text would have it. Needs the GIL.
+py::object to_python(const nlohmann::ordered_json& value) {
+  using Type = nlohmann::ordered_json::value_t;
+  const auto owned = [](PyObject* object) {
+    if (object == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(object);
+  };
+  const auto text = [&](const std::string& string) {
+    return owned(PyUnicode_DecodeUTF8(string.data(), static_cast<Py_ssize_t>(string.size()), "replace"));
+  };
+  switch (value.type()) {
+    case Type::null:
+    case Type::discarded:
+      return py::none();
+    case Type::boolean:
+      return py::bool_(value.get<bool>());
+    case Type::number_integer:
+      return owned(PyLong_FromLongLong(value.get<std::int64_t>()));
+    case Type::number_unsigned:
+      return owned(PyLong_FromUnsignedLongLong(value.get<std::uint64_t>()));
+    case Type::number_float: {
+      const double number = value.get<double>();
+      return std::isfinite(number) ? owned(PyFloat_FromDouble(number)) : py::none();
+    }
+    case Type::string:
+      return text(value.get_ref<const std::string&>());
+    case Type::array: {
+      py::object list = owned(PyList_New(static_cast<Py_ssize_t>(value.size())));
+      Py_ssize_t i = 0;
+      for (const auto& item : value) PyList_SET_ITEM(list.ptr(), i++, to_python(item).release().ptr());
+      return list;
+    }
+    case Type::object: {
+      py::object dict = owned(PyDict_New());
+      for (const auto& [key, item] : value.items()) {
+        if (PyDict_SetItem(dict.ptr(), text(key).ptr(), to_python(item).ptr()) != 0) throw py::error_already_set();
+      }
+      return dict;
+    }
+    case Type::binary:
+      break;
+  }
+  throw std::logic_error("to_python: a binary JSON value");
+}
+
+// A result as JSON's value, or as its text where only text exists (a streamed timeline), and the
+// failures of `expect` (--expect's lines), which the package raises.
+struct Checked {
+  nlohmann::ordered_json value;
+  std::optional<std::string> text;
+  std::vector<std::string> failures;
+};
+
+// The Python objects of a result (json.loads of its text where there is only text), with its failures.
+py::tuple to_python(const Checked& checked) {
+  py::object result = checked.text ? py::module_::import("json").attr("loads")(*checked.text) : to_python(checked.value);
+  return py::make_tuple(result, checked.failures);
+}
 
 Checked run(const std::string& settings, const std::string& origin, const std::string& config,
             const ppsim::PictureFiles& pictures, bool compare, const std::vector<std::string>& expect) {
   ppsim::Scenario scenario = ppsim::scenario_from_settings(parse_settings(settings, origin), origin, config);
   scenario.format = ppsim::OutputFormat::kJson;
+  scenario.sample_threads = 0;  // every core; the same figures for any count
   if (compare) {
     ppsim::default_compare_schedules(scenario);
   } else {
     ppsim::check_run_schedules(scenario);
   }
   const auto expectations = ppsim::parse_expectations(expect, "expect");
+  if (std::optional<ppsim::ReportsAsData> data = ppsim::reports_as_data(scenario, compare, pictures)) {
+    return {std::move(data->value), std::nullopt, ppsim::expectation_failures(expectations, data->reports)};
+  }
   std::ostringstream out;
   const auto reports = ppsim::write_reports(scenario, compare, pictures, out);
-  return {out.str(), ppsim::expectation_failures(expectations, reports)};
+  return {nullptr, out.str(), ppsim::expectation_failures(expectations, reports)};
 }
 
 struct SweepRequest {
@@ -78,7 +145,7 @@ Checked sweep(const SweepRequest& request) {
   options.threads = ppsim::sweep_threads(request.jobs);
   options.simulate_all = request.simulate_all;
   const auto points = ppsim::sweep_to_files(study, options, {request.output, request.html, request.summary});
-  return {ppsim::sweep_result_json(study, points, options.shard_index, options.shard_count).dump(),
+  return {ppsim::sweep_result_json(study, points, options.shard_index, options.shard_count), std::nullopt,
           ppsim::expectation_failures(expectations, study, points)};
 }
 
@@ -172,18 +239,18 @@ PYBIND11_MODULE(_core, module) {
       "run",
       [](const std::string& settings, const std::string& origin, const std::string& config, const std::string& svg,
          const std::string& html, const std::string& trace, bool compare, const std::vector<std::string>& expect) {
-        return released([&] { return run(settings, origin, config, {svg, html, trace}, compare, expect); });
+        return to_python(released([&] { return run(settings, origin, config, {svg, html, trace}, compare, expect); }));
       },
-      "run or compare: the JSON text of --format json, and the expectations that failed");
+      "run or compare: what json.loads makes of --format json, and the expectations that failed");
   module.def(
       "sweep",
       [](const std::string& study, const std::string& path, unsigned jobs, bool simulate_all, const std::string& shard,
          const std::string& output, const std::string& html, const std::string& summary,
          const std::vector<std::string>& expect) {
         const SweepRequest request{study, path, jobs, simulate_all, shard, output, html, summary, expect};
-        return released([&] { return sweep(request); });
+        return to_python(released([&] { return sweep(request); }));
       },
-      "a sweep's points and summary as JSON text, and the expectations that failed");
+      "a sweep's points and summary as Python objects, and the expectations that failed");
   module.def(
       "formulas", [](const std::string& settings, bool check) { return released([&] { return formulas(settings, check); }); },
       "ppsim formulas [--check]: whether they agreed, and the text");
