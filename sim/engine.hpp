@@ -339,6 +339,13 @@ class Engine {
   [[gnu::always_inline]] inline void complete_op(int device, const Action& action, const StageInfo& stage,
                                                  Slot* own, double end, double& released);
   void finish_device(int device);
+  // kPaired on the sweep (Engine::post_receives and launch_waiting, the same rules): after an op
+  // ends at `time`, posts the receives of the device's next op; true when the device is held in a
+  // send whose receiver has not posted (it is then marked blocked, and the post wakes it).
+  bool post_and_hold(int device, double time);
+  void post_receives_sweep(int device, double time);
+  void launch_sweep(std::vector<double>& posted, std::vector<std::int32_t>& waiting, std::size_t k, double time,
+                    bool forward);
   // Each link's messages and bytes of a finished trusted run, which the trusted loop leaves uncounted.
   void count_trusted_messages();
   static Slot* find_slot(const StageInfo& stage, int microbatch) {
@@ -427,6 +434,7 @@ class Engine {
   // type: a store to a char may alias any member, which the loop would then have to read again.
   enum class WakeFlag : std::uint8_t { kQueued, kBlocked };
   std::vector<WakeFlag> blocked_;
+  std::vector<int> sweep_held_;  // kPaired on the sweep: per device, its sends waiting for their receivers
   std::vector<int> woken_;  // FIFO ring of devices to visit, each at most once; a power of two long
   std::size_t woken_mask_ = 0;
   std::size_t woken_head_ = 0;

@@ -214,6 +214,21 @@ inline void Engine::complete_op(int device, const Action& action, const StageInf
       return;
   }
   const StageOutput& output = forward ? stage.forward : stage.backward;
+  const int to_stage = action.stage + (forward ? 1 : -1);
+  double sent_at = end;
+  if (!kTrusted && output.link >= 0 && options_.comm == CommMode::kPaired) [[unlikely]] {
+    const std::size_t to = index_of(to_stage) * static_cast<std::size_t>(m_) + index_of(action.microbatch);
+    const double posted = (forward ? forward_posted_ : backward_posted_)[to];
+    if (posted == kUnknownTime) {
+      // Its receiver has not reached the op that takes it: the send waits, and holds this device.
+      (forward ? forward_waiting_ : backward_waiting_)[to] = device * 4 + static_cast<std::int32_t>(action.op);
+      waiting_since_[forward ? to : forward_posted_.size() + to] = end;
+      ++sweep_held_[index_of(device)];
+      return;
+    }
+    // The sweep may run the receiver ahead: a receive posted after this op ended sends it then.
+    sent_at = std::max(end, posted);
+  }
   double arrival = end;
   if (output.link >= 0) {
     Link& target = links_[index_of(output.link)];
@@ -224,11 +239,11 @@ inline void Engine::complete_op(int device, const Action& action, const StageInf
       send_time *= factor;
       latency *= factor;
     }
-    const Link::Departure departure = target.send(end, output.bytes, send_time);
+    const Link::Departure departure = target.send(sent_at, output.bytes, send_time);
     arrival = departure.end + latency;
-    released = std::max(released, departure.end);
+    // Blocking holds the stream until the message has left; paired until it has arrived.
+    released = std::max(released, options_.comm == CommMode::kPaired ? arrival : departure.end);
   }
-  const int to_stage = action.stage + (forward ? 1 : -1);
   const int consumer = output.consumer;
   obtain_slot(to_stage, action.microbatch).input = arrival;
   if (consumer != device) wake(consumer);
@@ -272,7 +287,12 @@ template <typename Feed>
 void Engine::advance(Feed& feed, int device) {
   SweepDevice& state = sweep_devices_[index_of(device)];
   const bool overlap = options_.comm == CommMode::kOverlap;
+  const bool paired = options_.comm == CommMode::kPaired;
   int budget = kVisitOps;
+  if (paired && sweep_held_[index_of(device)] > 0) {  // in a send whose receiver has not posted
+    blocked_[index_of(device)] = WakeFlag::kBlocked;
+    return;
+  }
   while (true) {
     if (state.cur == state.end && !feed.refill(device, state.cur, state.end)) [[unlikely]] {
       state.finished = true;
@@ -281,6 +301,7 @@ void Engine::advance(Feed& feed, int device) {
     const Action action = *state.cur;
     if (action.fused_with_next) [[unlikely]] {
       if (!run_pair(feed, device)) return;
+      if (paired && post_and_hold(device, state.last_end)) return;
       continue;
     }
     const StageInfo& stage = stages_[index_of(action.stage)];
@@ -301,6 +322,7 @@ void Engine::advance(Feed& feed, int device) {
     if (options_.record_critical_path) [[unlikely]] note_critical(device, action, nullptr, start, end);
     state.free_at = overlap ? end : released;
     ++state.cur;
+    if (paired && post_and_hold(device, end)) [[unlikely]] return;
     if (--budget == 0) [[unlikely]] {
       // Back to the end of the queue, so that no device runs far ahead of its consumers (GPipe's
       // forwards would otherwise leave m messages in flight): the window stays small.
@@ -530,6 +552,72 @@ bool Engine::run_pair(Feed& feed, int device) {
   return true;
 }
 
+bool Engine::post_and_hold(int device, double time) {
+  SweepDevice& state = sweep_devices_[index_of(device)];
+  // As the event queue's finish_op: the receives of the next op are posted when the op before ends,
+  // whether or not this device is held in its own send.
+  if (state.cur != state.end) post_receives_sweep(device, time);
+  if (sweep_held_[index_of(device)] == 0) return false;
+  blocked_[index_of(device)] = WakeFlag::kBlocked;  // the receiver's post wakes it
+  return true;
+}
+
+void Engine::post_receives_sweep(int device, double time) {
+  const SweepDevice& state = sweep_devices_[index_of(device)];
+  const auto m = static_cast<std::size_t>(m_);
+  const auto post = [&](const Action& action) {
+    const StageInfo& stage = stages_[index_of(action.stage)];
+    const std::size_t k = index_of(action.stage) * m + index_of(action.microbatch);
+    if (action.op == Op::kForward) {
+      if (!stage.first) launch_sweep(forward_posted_, forward_waiting_, k, time, true);
+    } else if (action.op != Op::kBackwardWeight) {
+      if (!stage.last) launch_sweep(backward_posted_, backward_waiting_, k, time, false);
+    }
+  };
+  // post_receives' rule: the next op, its overlapped partner, and with interleaving the next op of
+  // the other kind (Megatron's combined send_forward_backward_recv_forward_backward).
+  const Action* last = state.cur;
+  post(*last);
+  if (last->fused_with_next && last + 1 != state.end) post(*++last);
+  if (stages_.size() > sweep_devices_.size()) {
+    const bool forward = state.cur->op == Op::kForward;
+    const Action* other = last + 1;
+    while (other != state.end && (other->op == Op::kForward) == forward) ++other;
+    if (other != state.end) post(*other);
+  }
+}
+
+void Engine::launch_sweep(std::vector<double>& posted, std::vector<std::int32_t>& waiting, std::size_t k, double time,
+                          bool forward) {
+  if (posted[k] != kUnknownTime) return;  // posted before, by a look-ahead
+  posted[k] = time;
+  if (waiting[k] < 0) return;
+  const int sender = waiting[k] / 4;
+  const auto sender_op = static_cast<Op>(waiting[k] % 4);
+  waiting[k] = -1;
+  // The producer of this input: F of the stage before, or the backward of the stage after.
+  const auto m = static_cast<std::size_t>(m_);
+  const std::size_t from = forward ? k - m : k + m;
+  const StageOutput& output = forward ? stages_[from / m].forward : stages_[from / m].backward;
+  const Action producer{static_cast<int>(from / m), sender_op, static_cast<int>(from % m)};
+  Link& target = links_[index_of(output.link)];
+  double send_time = output.send_time;
+  double latency = target.latency;
+  if (options_.noise != nullptr && link_draw_.any()) [[unlikely]] {
+    const double factor = noise_factor_of_message(producer);
+    send_time *= factor;
+    latency *= factor;
+  }
+  // The sweep may run the sender ahead too: a message posted for before its op ended leaves then.
+  const double ready = std::max(time, waiting_since_[forward ? k : posted.size() + k]);
+  const Link::Departure departure = target.send(ready, output.bytes, send_time);
+  const double arrival = departure.end + latency;
+  obtain_slot(static_cast<int>(k / m), static_cast<int>(k % m)).input = arrival;
+  SweepDevice& held = sweep_devices_[index_of(sender)];
+  held.free_at = std::max(held.free_at, arrival);
+  if (--sweep_held_[index_of(sender)] == 0) wake(sender);
+}
+
 Engine::PathInput* Engine::path_input_of(const Action& action) {
   const StageInfo& stage = stages_[index_of(action.stage)];
   const std::size_t key = index_of(action.stage) * static_cast<std::size_t>(m_) + index_of(action.microbatch);
@@ -709,6 +797,21 @@ SimulationOutcome Engine::sweep(Feed& feed) {
     SweepDevice& state = sweep_devices_[index_of(d)];
     feed.open(d, state.cur, state.end);
   }
+  if constexpr (!Feed::kTrusted) {
+    if (options_.comm == CommMode::kPaired) {
+      // Per (stage, micro-batch) input: when its receiver posted (+inf: not yet) and the sender waiting.
+      const std::size_t inputs = stages_.size() * static_cast<std::size_t>(m_);
+      forward_posted_.assign(inputs, kUnknownTime);
+      backward_posted_.assign(inputs, kUnknownTime);
+      forward_waiting_.assign(inputs, -1);
+      backward_waiting_.assign(inputs, -1);
+      waiting_since_.assign(2 * inputs, 0.0);
+      sweep_held_.assign(index_of(p), 0);
+      for (int d = 0; d < p; ++d) {
+        if (sweep_devices_[index_of(d)].cur != sweep_devices_[index_of(d)].end) post_receives_sweep(d, 0.0);
+      }
+    }
+  }
   const auto run_woken = [&](auto advance_one) {
     while (woken_head_ != woken_tail_) advance_one(pop_woken());
   };
@@ -789,7 +892,7 @@ SimulationOutcome Engine::run(const ScheduleStreams& streams, const CostModel& c
     throw std::invalid_argument("Engine::run: the schedule's streams are empty");
   }
   const bool noisy = options.noise != nullptr && options.noise->any();
-  if (!uses_sweep(options) || noisy || options.record_critical_path) {
+  if (!uses_sweep(options) || noisy || options.record_critical_path || options.comm == CommMode::kPaired) {
     // The event queue needs the whole program, and noise and the critical path are drawn and found
     // by the sweep of a stored one (the trusted loop has neither); keep it alive for the result's run.
     stored_ = collect_program(streams);

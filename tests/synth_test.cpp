@@ -140,3 +140,25 @@ TEST_CASE("synth is deterministic and refuses a limit below one stash per stage"
   CHECK(first.replays == second.replays);
   CHECK_THROWS_AS(ppsim::synthesize(request(4, 8, 2, 3), model), std::invalid_argument);
 }
+
+TEST_CASE("synth stops once a window of replays finds no better order, and says so", "[synth]") {
+  // p = 16, m = 64 on the V at V-Half's memory: nothing beats the V-Half seed, and a pass over all
+  // 6,144 ops would spend the whole budget finding nothing.
+  const auto model = costs(1, 2, 1, 0, 1);
+  const int p = 16;
+  const int m = 64;
+  const ppsim::SynthRequest r = request(p, m, 2, 2 * ((p + 2) / 2));
+  const ppsim::SynthShape& shape = r.shape;
+  const std::int64_t budget = ppsim::default_replay_budget(shape);
+  const std::int64_t window = ppsim::convergence_window(shape, budget);
+  CHECK(window == static_cast<std::int64_t>(1e7 / (3.0 * 2 * p * m)));  // 1e7 / ops, rounded down: 1627
+  CHECK(window < budget / 10);
+  const ppsim::SynthOutcome found = ppsim::synthesize(r, model);
+  CHECK(found.stop == ppsim::SynthStop::kWindow);
+  CHECK(found.window == window);
+  CHECK(found.replays < budget / 10);
+  CHECK(found.makespan <= makespan_of(ppsim::find_schedule("v-half")->build({p, m, 2}), model));
+  // Small sizes keep the whole-pass rule: their window is longer than their search.
+  const ppsim::SynthOutcome small = ppsim::synthesize(request(4, 8, 2, 8), model);
+  CHECK(small.stop == ppsim::SynthStop::kPass);
+}
