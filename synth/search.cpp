@@ -139,7 +139,7 @@ std::int64_t default_replay_budget(const SynthShape& shape) {
 
 std::int64_t convergence_window(const SynthShape& shape, std::int64_t budget) {
   const double ops = 3.0 * static_cast<double>(shape.stage_device.size()) * shape.m;
-  return std::clamp(static_cast<std::int64_t>(1e7 / std::max(1.0, ops)), std::int64_t{256}, std::max<std::int64_t>(budget, 256));
+  return std::clamp(static_cast<std::int64_t>(2e6 / std::max(1.0, ops)), std::int64_t{256}, std::max<std::int64_t>(budget, 256));
 }
 
 SynthOutcome synthesize(const SynthRequest& request, const CostModel& costs) {

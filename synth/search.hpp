@@ -10,8 +10,8 @@
 //    of policies (synth/list_scheduler.hpp). Each is replayed by the engine; the best is kept.
 // 2. Local search from the best: swaps of adjacent ops on one device, kept when the engine's makespan
 //    drops and the device stays within the limit, pass after pass until it has converged or the
-//    budget of replays is spent. Converged: a whole pass, or a window of replays in a row (1e7 / ops,
-//    at least 256: about 5% of the budget), found no better order; the window lets large sizes stop
+//    budget of replays is spent. Converged: a whole pass, or a window of replays in a row (2e6 / ops,
+//    at least 256: 1% of the budget), found no better order; the window lets large sizes stop
 //    where a pass over all their ops would go on finding nothing. Budget and window are fixed by the
 //    size, not by the clock; the time limit only stops a search that overruns it, and the outcome
 //    says what stopped it.

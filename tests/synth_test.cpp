@@ -151,7 +151,7 @@ TEST_CASE("synth stops once a window of replays finds no better order, and says 
   const ppsim::SynthShape& shape = r.shape;
   const std::int64_t budget = ppsim::default_replay_budget(shape);
   const std::int64_t window = ppsim::convergence_window(shape, budget);
-  CHECK(window == static_cast<std::int64_t>(1e7 / (3.0 * 2 * p * m)));  // 1e7 / ops, rounded down: 1627
+  CHECK(window == static_cast<std::int64_t>(2e6 / (3.0 * 2 * p * m)));  // 2e6 / ops, rounded down: 325
   CHECK(window < budget / 10);
   const ppsim::SynthOutcome found = ppsim::synthesize(r, model);
   CHECK(found.stop == ppsim::SynthStop::kWindow);
