@@ -604,19 +604,11 @@ void Engine::record_message(const Link& link, const Action& from, double enqueue
 inline Engine::Transmission Engine::transmit(const StageOutput& output, const Action& from, double time,
                                              double enqueued) {
   Link& target = links_[index(output.link)];
-  double send_time = output.send_time;
-  double latency = target.latency;
-  if (options_.noise != nullptr && options_.noise->link_cv > 0) [[unlikely]] {
-    const double factor = noise_factor_of_message(from);
-    send_time *= factor;
-    latency *= factor;
-  }
-  const Link::Departure departure = target.send(time, output.bytes, send_time);
-  const double arrival = departure.end + latency;
+  const Sent sent = send_message(target, output, from, time);
   if (options_.record_timeline) {
-    record_message(target, from, enqueued, departure.start, departure.end, arrival, output.bytes);
+    record_message(target, from, enqueued, sent.departure.start, sent.departure.end, sent.arrival, output.bytes);
   }
-  return {departure.end, arrival};
+  return {sent.departure.end, sent.arrival};
 }
 
 inline int Engine::complete(const Action& action, double time, int device, double& released, int& deferred) {

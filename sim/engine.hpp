@@ -205,6 +205,25 @@ class Engine {
   };
   [[gnu::always_inline]] inline Transmission transmit(const StageOutput& output, const Action& from, double time,
                                                       double enqueued);
+  // `from`'s message on its link, handed over at `time`, its time on the link and its latency drawn
+  // with the sample's noise: when it starts and ends leaving, and when it arrives. Both algorithms
+  // send every message through here.
+  struct Sent {
+    Link::Departure departure;
+    double arrival = 0;
+  };
+  [[gnu::always_inline]] inline Sent send_message(Link& target, const StageOutput& output, const Action& from,
+                                                  double time) {
+    double send_time = output.send_time;
+    double latency = target.latency;
+    if (options_.noise != nullptr && link_draw_.any()) [[unlikely]] {
+      const double factor = noise_factor_of_message(from);
+      send_time *= factor;
+      latency *= factor;
+    }
+    const Link::Departure departure = target.send(time, output.bytes, send_time);
+    return {departure, departure.end + latency};
+  }
   // Sends the deferred messages whose SEND the device has reached at `time`.
   void send_deferred(int device, double time, double& released);
   void note_marks(int device, std::size_t position, double start, double end);

@@ -231,18 +231,10 @@ inline void Engine::complete_op(int device, const Action& action, const StageInf
   }
   double arrival = end;
   if (output.link >= 0) {
-    Link& target = links_[index_of(output.link)];
-    double send_time = output.send_time;
-    double latency = target.latency;
-    if (options_.noise != nullptr && link_draw_.any()) [[unlikely]] {  // as Engine::transmit draws it
-      const double factor = noise_factor_of_message(action);
-      send_time *= factor;
-      latency *= factor;
-    }
-    const Link::Departure departure = target.send(sent_at, output.bytes, send_time);
-    arrival = departure.end + latency;
+    const Sent sent = send_message(links_[index_of(output.link)], output, action, sent_at);
+    arrival = sent.arrival;
     // Blocking holds the stream until the message has left; paired until it has arrived.
-    released = std::max(released, options_.comm == CommMode::kPaired ? arrival : departure.end);
+    released = std::max(released, options_.comm == CommMode::kPaired ? arrival : sent.departure.end);
   }
   const int consumer = output.consumer;
   obtain_slot(to_stage, action.microbatch).input = arrival;
@@ -600,18 +592,9 @@ void Engine::launch_sweep(std::vector<double>& posted, std::vector<std::int32_t>
   const std::size_t from = forward ? k - m : k + m;
   const StageOutput& output = forward ? stages_[from / m].forward : stages_[from / m].backward;
   const Action producer{static_cast<int>(from / m), sender_op, static_cast<int>(from % m)};
-  Link& target = links_[index_of(output.link)];
-  double send_time = output.send_time;
-  double latency = target.latency;
-  if (options_.noise != nullptr && link_draw_.any()) [[unlikely]] {
-    const double factor = noise_factor_of_message(producer);
-    send_time *= factor;
-    latency *= factor;
-  }
   // The sweep may run the sender ahead too: a message posted for before its op ended leaves then.
   const double ready = std::max(time, waiting_since_[forward ? k : posted.size() + k]);
-  const Link::Departure departure = target.send(ready, output.bytes, send_time);
-  const double arrival = departure.end + latency;
+  const double arrival = send_message(links_[index_of(output.link)], output, producer, ready).arrival;
   obtain_slot(static_cast<int>(k / m), static_cast<int>(k % m)).input = arrival;
   SweepDevice& held = sweep_devices_[index_of(sender)];
   held.free_at = std::max(held.free_at, arrival);
