@@ -91,7 +91,8 @@ std::string canonical_unit(std::string_view unit) {
 
 // Splits "1.5 ms" into a number and a known unit's scale (1 when there is no unit).
 template <std::size_t N>
-bool split_quantity(std::string_view text, const std::array<Unit, N>& units, double& number, std::string& error) {
+bool split_quantity(std::string_view text, const std::array<Unit, N>& units, double& number, std::string& error,
+                    bool* with_unit = nullptr) {
   text = trim(text);
   if (text.empty()) {
     error = "is empty";
@@ -106,6 +107,7 @@ bool split_quantity(std::string_view text, const std::array<Unit, N>& units, dou
   }
   std::string_view unit = trim(std::string_view(copy).substr(static_cast<std::size_t>(end - copy.c_str())));
   if (unit.empty()) return true;
+  if (with_unit != nullptr) *with_unit = true;
   const std::string canonical = canonical_unit(unit);
   for (const auto& candidate : units) {
     if (candidate.suffix == unit || candidate.suffix == canonical) {
@@ -164,8 +166,11 @@ Parsed<Bandwidth> bandwidth_from_number(double value) {
 Parsed<Duration> parse_duration(std::string_view text) {
   double number = 0;
   std::string error;
-  if (!split_quantity(text, kTimeUnits, number, error)) return failure<Duration>(error);
-  return duration_from_number(number);
+  bool with_unit = false;
+  if (!split_quantity(text, kTimeUnits, number, error, &with_unit)) return failure<Duration>(error);
+  Parsed<Duration> parsed = duration_from_number(number);
+  parsed.value.with_unit = with_unit;
+  return parsed;
 }
 
 Parsed<ByteCount> parse_bytes(std::string_view text) {

@@ -13,6 +13,9 @@ namespace ppsim {
 
 struct Duration {
   double value = 0;  // seconds, or abstract time units when costs are plain numbers
+  // Whether it was written with a unit ("1ms"): times with and without units do not mix (a plain
+  // number is a time unit of the user's, not a second).
+  bool with_unit = false;
 };
 
 struct ByteCount {

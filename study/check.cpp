@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "study/api.hpp"
 #include "study/common/output_file.hpp"
 #include "study/input/config.hpp"
+#include "study/input/provenance.hpp"
 
 namespace ppsim {
 namespace {
@@ -61,6 +63,9 @@ struct Walker {
     figure.figure = path_text(schedule, keys, at);
     figure.baseline = baseline != nullptr ? shown(*baseline) : "(none)";
     figure.now = now != nullptr ? shown(*now) : "(none)";
+    figure.in_training = !keys.empty() && keys.front() == "training";
+    figure.per_device = std::any_of(at.begin(), at.end(), [](int index) { return index >= 0; });
+    figure.magnitude = std::numeric_limits<double>::infinity();
     if (baseline != nullptr && now != nullptr && baseline->is_number() && now->is_number()) {
       const double b = baseline->get<double>();
       const double n = now->get<double>();
@@ -68,6 +73,7 @@ struct Walker {
       if (b != 0) {
         std::snprintf(buffer, sizeof buffer, "%+.3g%%", 100 * (n - b) / std::fabs(b));
         figure.change = buffer;
+        figure.magnitude = std::fabs((n - b) / b);
       } else {
         figure.change = "from 0";
       }
@@ -107,7 +113,7 @@ struct Walker {
       };
       in_empty_phase = no_ops(baseline) && no_ops(now);
       for (const auto& [key, value] : baseline.items()) {
-        if (top && key == "scenario") continue;
+        if (top && (key == "scenario" || key == "provenance")) continue;
         step(key, -1);
         const auto found = now.find(key);
         if (found == now.end()) {
@@ -118,7 +124,7 @@ struct Walker {
         unstep();
       }
       for (const auto& [key, value] : now.items()) {
-        if (baseline.contains(key) || (top && key == "scenario")) continue;
+        if (baseline.contains(key) || (top && (key == "scenario" || key == "provenance"))) continue;
         step(key, -1);
         if (selected(keys, options)) ++outcome.figures, moved(nullptr, &value);
         unstep();
@@ -157,7 +163,7 @@ struct Walker {
 void collect_keys(const Json& value, std::vector<std::string>& keys) {
   if (value.is_object()) {
     for (const auto& [key, child] : value.items()) {
-      if (key == "scenario") continue;
+      if (key == "scenario" || key == "provenance") continue;
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
       collect_keys(child, keys);
     }
@@ -242,6 +248,12 @@ CheckOutcome check_baseline(const std::string& path, const CheckOptions& options
     write_reports(scenario, false, {}, out);
     const Json now = Json::parse(out.str());
     const std::string schedule = result["schedule"].get<std::string>();
+    const auto provenance = result.find("provenance");
+    for (std::string& cause : provenance_changes(provenance != result.end() ? *provenance : Json(), now["provenance"])) {
+      if (std::find(outcome.causes.begin(), outcome.causes.end(), cause) == outcome.causes.end()) {
+        outcome.causes.push_back(std::move(cause));
+      }
+    }
     Walker walker{options, schedule, outcome, {}, {}};
     walker.walk(result, now, true);
     ++outcome.results;
@@ -256,18 +268,45 @@ std::string check_report(const std::string& path, const CheckOptions& options, c
   if (outcome.moved.empty()) {
     out << "ppsim check: " << outcome.figures << " figures of " << results << " within " << tolerance << " of " << path
         << '\n';
+    for (const std::string& cause : outcome.causes) out << "  (although " << cause << ")\n";
     return out.str();
   }
   out << "ppsim check: " << outcome.moved.size() << " of " << outcome.figures << " figures of " << results
       << " moved beyond " << tolerance << " from " << path << '\n';
+  for (const std::string& cause : outcome.causes) out << "  " << cause << '\n';
+  // The run's own figures, training first, in the order the JSON has them.
+  std::vector<const MovedFigure*> own;
+  std::vector<const MovedFigure*> detail;
+  for (const MovedFigure& figure : outcome.moved) {
+    if (figure.per_device) {
+      detail.push_back(&figure);
+    } else if (figure.in_training) {
+      own.push_back(&figure);
+    }
+  }
+  for (const MovedFigure& figure : outcome.moved) {
+    if (!figure.per_device && !figure.in_training) own.push_back(&figure);
+  }
   TextTable table({Align::kLeft, Align::kRight, Align::kRight, Align::kRight});
   table.add_row({"figure", "baseline", "now", "change"});
-  for (std::size_t i = 0; i < outcome.moved.size() && i < kMaxMovedRows; ++i) {
-    const MovedFigure& figure = outcome.moved[i];
-    table.add_row({figure.figure, figure.baseline, figure.now, figure.change});
+  for (std::size_t i = 0; i < own.size() && i < kMaxMovedRows; ++i) {
+    table.add_row({own[i]->figure, own[i]->baseline, own[i]->now, own[i]->change});
   }
-  out << table.render();
-  if (outcome.moved.size() > kMaxMovedRows) out << "... and " << outcome.moved.size() - kMaxMovedRows << " more\n";
+  if (!own.empty()) out << table.render();
+  if (own.size() > kMaxMovedRows) out << "... and " << own.size() - kMaxMovedRows << " more\n";
+  if (detail.empty()) return out.str();
+  // Stable: of equal moves, the first in the JSON's order.
+  std::stable_sort(detail.begin(), detail.end(),
+                   [](const MovedFigure* a, const MovedFigure* b) { return a->magnitude > b->magnitude; });
+  const std::size_t shown_rows = std::min(detail.size(), kLargestDetailRows);
+  out << detail.size() << " per-device, per-link and per-stage figure" << (detail.size() == 1 ? "" : "s")
+      << " moved" << (shown_rows == detail.size() ? "" : "; the " + std::to_string(shown_rows) + " largest") << ":\n";
+  TextTable largest({Align::kLeft, Align::kRight, Align::kRight, Align::kRight});
+  largest.add_row({"figure", "baseline", "now", "change"});
+  for (std::size_t i = 0; i < shown_rows; ++i) {
+    largest.add_row({detail[i]->figure, detail[i]->baseline, detail[i]->now, detail[i]->change});
+  }
+  out << largest.render();
   return out.str();
 }
 

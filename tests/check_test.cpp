@@ -89,6 +89,79 @@ TEST_CASE("check names each figure that moved with its baseline, new value and c
   }
 }
 
+TEST_CASE("check lists the training figures first and sums up the per-device ones with the largest", "[cli][check]") {
+  TempDir dir("check-order");
+  const std::string path = baseline(dir, {"run", "--model", "llama3.1-8b", "-p", "4", "-m", "8", "--format", "json"});
+  nlohmann::ordered_json stored = nlohmann::ordered_json::parse(read_whole(path));
+  stored["makespan"] = stored["makespan"].get<double>() * 1.05;
+  stored["training"]["step_time"] = stored["training"]["step_time"].get<double>() * 1.035;
+  for (std::size_t d = 0; d < stored["per_device"].size(); ++d) {
+    stored["per_device"][d]["busy"] = stored["per_device"][d]["busy"].get<double>() * (1 + 0.01 * static_cast<double>(d + 1));
+  }
+  write(path, stored.dump(2));
+  const CliRun check = cli({"check", path});
+  CHECK(check.status == 1);
+  const std::size_t step = check.out.find("[1f1b] training.step_time");
+  const std::size_t makespan = check.out.find("[1f1b] makespan");
+  const std::size_t summary = check.out.find("4 per-device, per-link and per-stage figures moved:");
+  const std::size_t largest = check.out.find("[1f1b] per_device[3].busy");
+  const std::size_t smallest = check.out.find("[1f1b] per_device[0].busy");
+  REQUIRE(step != std::string::npos);
+  CHECK(step < makespan);
+  CHECK(makespan < summary);
+  CHECK(summary < largest);
+  CHECK(largest < smallest);
+  CHECK(check.out.find("-3.85%") != std::string::npos);  // device 3's busy: 1/1.04 - 1
+}
+
+TEST_CASE("check names what changed under the figures first: ppsim, the model, the hardware profile", "[cli][check]") {
+  TempDir dir("check-provenance");
+  const std::string path = baseline(dir, {"run", "--model", "llama3.1-8b", "-p", "2", "-m", "4", "--format", "json"});
+  nlohmann::ordered_json stored = nlohmann::ordered_json::parse(read_whole(path));
+  const nlohmann::ordered_json provenance = stored["provenance"];
+  REQUIRE(provenance["ppsim"].is_string());
+  CHECK(provenance["model"]["name"] == "llama3.1-8b");
+  CHECK(provenance["hardware"]["name"] == "H100-SXM5-80GB");
+  CHECK(provenance["hardware"]["fingerprint"].get<std::string>().size() == 16);
+
+  SECTION("a baseline from another ppsim and hardware says so before the figures") {
+    stored["provenance"]["ppsim"] = "0.0.9";
+    stored["provenance"]["revision"] = "abc123";
+    stored["provenance"]["hardware"]["fingerprint"] = "0000000000000000";
+    stored["training"]["step_time"] = 1.0;
+    write(path, stored.dump(2));
+    const CliRun check = cli({"check", path});
+    CHECK(check.status == 1);
+    const std::size_t ppsim_line = check.out.find("\n  ppsim changed 0.0.9 -> " + provenance["ppsim"].get<std::string>() +
+                                                  " (git abc123 -> ");
+    const std::size_t hardware_line = check.out.find("\n  the hardware profile changed (H100-SXM5-80GB)\n");
+    REQUIRE(ppsim_line != std::string::npos);
+    REQUIRE(hardware_line != std::string::npos);
+    CHECK(ppsim_line < hardware_line);
+    CHECK(hardware_line < check.out.find("training.step_time"));
+    CHECK(check.out.find("the model changed") == std::string::npos);
+  }
+  SECTION("a baseline without provenance passes and says it cannot tell") {
+    stored.erase("provenance");
+    write(path, stored.dump(2));
+    const CliRun check = cli({"check", path});
+    CHECK(check.status == 0);
+    CHECK(check.out.find("(although the baseline does not say which ppsim wrote it") != std::string::npos);
+  }
+  SECTION("the same model from a file has the preset's fingerprint, an edited one does not") {
+    nlohmann::json model = nlohmann::json::parse(read_whole(std::string(PPSIM_SOURCE_DIR) + "/configs/models/llama3.1-8b.json"));
+    write(dir.file("same.json"), model.dump());
+    model["ffn_hidden"] = 14337;
+    write(dir.file("edited.json"), model.dump());
+    const auto fingerprint_of = [&](const std::string& file) {
+      const CliRun run = cli({"run", "--model", file, "-p", "2", "-m", "4", "--format", "json"});
+      return nlohmann::json::parse(run.out)["provenance"]["model"]["fingerprint"].get<std::string>();
+    };
+    CHECK(fingerprint_of(dir.file("same.json")) == provenance["model"]["fingerprint"].get<std::string>());
+    CHECK(fingerprint_of(dir.file("edited.json")) != provenance["model"]["fingerprint"].get<std::string>());
+  }
+}
+
 TEST_CASE("check refuses a bad baseline with exit 2 and one line naming it", "[cli][check]") {
   TempDir dir("check-bad");
   const std::string good = baseline(dir, {"run", "-s", "1f1b", "-p", "2", "-m", "2", "--format", "json"}, "good.json");
@@ -139,13 +212,48 @@ TEST_CASE("An expectation passes quietly when every schedule meets it and names 
             .status == 0);
 }
 
+TEST_CASE("An expectation takes the names check prints, percentages of ratios and k M G on counts", "[cli][check]") {
+  // 1F1B p=4 m=8: bubble 3/11 = 27.3%, makespan 33, throughput 8/33 micro-batches per unit.
+  const std::vector<std::string> run = {"run", "-s", "1f1b", "-p", "4", "-m", "8"};
+  const auto with = [&](const std::string& expectation) {
+    std::vector<std::string> args = run;
+    args.insert(args.end(), {"--expect", expectation});
+    return cli(args).status;
+  };
+  CHECK(with("bubble_ratio < 28%") == 0);
+  CHECK(with("bubble_ratio < 27%") == 1);
+  CHECK(with("[1f1b] bubble_ratio <= 27.3%") == 0);
+  CHECK(with("throughput > 0.2") == 0);
+  CHECK(with("throughput > 1k") == 1);
+  const std::vector<std::string> model = {"run",  "--model", "llama3.1-8b", "-p", "2", "-m",
+                                          "4",    "-s",      "1f1b"};
+  const auto model_with = [&](const std::string& expectation) {
+    std::vector<std::string> args = model;
+    args.insert(args.end(), {"--expect", expectation});
+    return cli(args);
+  };
+  // step 0.411 s, 19.9 k tokens per second, MFU 48.6% on the H100 preset.
+  CHECK(model_with("training.step_time < 1 s").status == 0);
+  CHECK(model_with("[1f1b] training.mfu >= 40%").status == 0);
+  CHECK(model_with("tokens_per_second > 15k").status == 0);
+  CHECK(model_with("tokens_per_second > 0.02M").status == 1);
+  const CliRun failed = model_with("training.mfu >= 60%");
+  CHECK(failed.status == 1);
+  CHECK(failed.err.starts_with("ppsim: --expect \"training.mfu >= 60%\" failed: 1f1b has mfu 0.48"));
+}
+
 TEST_CASE("An expectation that cannot be read is refused with exit 2 before simulating", "[cli][check]") {
   const auto [expression, message] = GENERATE(table<std::string, std::string>({
-      {"bubbel_ratio < 0.3", "--expect: unknown figure 'bubbel_ratio' (did you mean \"bubble_ratio\"?) in 'bubbel_ratio < 0.3'"},
+      {"bubbel_ratio < 0.3", "--expect: unknown figure 'bubbel_ratio' in 'bubbel_ratio < 0.3' (did you mean \"bubble_ratio\"?); the figures: makespan, bubble_ratio, "},
       {"bubble_ratio", "--expect: bubble_ratio needs a comparison, e.g. <= 0.1 in 'bubble_ratio'"},
       {"bubble_ratio =< 0.1", "--expect: the comparison must be one of < <= > >= == != in 'bubble_ratio =< 0.1'"},
       {"bubble_ratio <", "--expect: a value must follow the comparison in 'bubble_ratio <'"},
-      {"bubble_ratio < tiny", "--expect: the value must be a finite number, got 'tiny' in 'bubble_ratio < tiny'"},
+      {"bubble_ratio < tiny",
+       "--expect: the value must be a finite number (or a percentage, 40%), got 'tiny' in 'bubble_ratio < tiny'"},
+      {"makespan < 3%", "--expect: makespan is a time"},
+      {"stage_imbalance < 3%", "--expect: stage_imbalance is not a ratio: write it without % in 'stage_imbalance < 3%'"},
+      {"mfu > 4k", "--expect: mfu is not a count: write it without k in 'mfu > 4k'"},
+      {"training.bubbel_ratio < 1", "--expect: unknown figure 'training.bubbel_ratio'"},
       {"peak_memory_bytes < 80 GiBs", "--expect: peak_memory_bytes is bytes"},
       {"fits < 1", "--expect: fits is true or false: write it alone or as !fits in 'fits < 1'"},
       {"!makespan < 3", "--expect: '!' negates a switch such as fits, not a comparison in '!makespan < 3'"},

@@ -51,7 +51,7 @@ TEST_CASE("A noisy sample on the sweep draws what the event queue draws and find
   noise.seed = 11;
   for (const ppsim::ScheduleInfo& info : ppsim::schedule_registry()) {
     if (!info.generated()) continue;
-    for (const auto [p, m] : {std::pair{4, 8}, std::pair{4, 12}, std::pair{8, 16}}) {
+    for (const auto& [p, m] : {std::pair{4, 8}, std::pair{4, 12}, std::pair{8, 16}}) {
       const ppsim::ScheduleParams params{p, m, info.default_v};
       if (info.check(params)) continue;
       const ppsim::Program program = info.build(params);

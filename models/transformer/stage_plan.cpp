@@ -14,8 +14,19 @@ StagePlan plan_stages(const Architecture& arch, int stages, const std::vector<in
     for (int s = 0; s < stages; ++s) counts.push_back(arch.layers / stages + (s < arch.layers % stages ? 1 : 0));
   } else {
     if (static_cast<int>(counts.size()) != stages) {
-      plan.error = "has " + std::to_string(counts.size()) + " entries; give one per stage (" +
-                   std::to_string(stages) + " = p * v)";
+      plan.error = "has " + std::to_string(counts.size()) + (counts.size() == 1 ? " entry" : " entries") +
+                   "; give one per stage (" + std::to_string(stages) + " = p * v)";
+      // One number is how torchtitan's pipeline_parallel_layers_per_stage reads: layers in every
+      // stage, the embedding and the output counted as one layer each, the stage count following.
+      // Here the stage count is p * v and the list says each stage's transformer layers.
+      if (counts.size() == 1 && stages > 1) {
+        const int n = counts.front();
+        plan.error += ", e.g. " + std::to_string(arch.layers / stages) + " each" +
+                      (arch.layers % stages == 0 ? "" : " with the remainder on the first stages") +
+                      "; not torchtitan's layers per stage (" + std::to_string(n) +
+                      " there means ceil((layers + 2) / " + std::to_string(n) +
+                      ") stages, embedding and output counted as layers): choose the stages with -v";
+      }
       return plan;
     }
     for (std::size_t s = 0; s < counts.size(); ++s) {

@@ -152,6 +152,7 @@ nlohmann::ordered_json report_to_json(const Report& report, const ReportOptions&
   object["m"] = report.params.m;
   object["v"] = report.params.v;
   object["scenario"] = Json(report.scenario);  // as given; its keys keep the order they have there
+  if (!report.provenance.is_null()) object["provenance"] = report.provenance;
   object["makespan"] = result.makespan;
   object["bubble_ratio"] = result.bubble_ratio;
   object["bubble_overhead"] = result.bubble_overhead;

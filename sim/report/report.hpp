@@ -32,6 +32,9 @@ struct Report {
   std::shared_ptr<const FigureDigest> figure_digest;
   std::shared_ptr<const AsciiTimelineDigest> ascii_timeline;
   nlohmann::ordered_json scenario;  // the resolved scenario, as written under "scenario" in JSON output
+  // Which ppsim wrote the result and hashes of the resolved model and hardware, written under
+  // "provenance" beside the scenario: what `ppsim check` names first when a baseline moves.
+  nlohmann::ordered_json provenance;
   // Device memory in bytes when the cost model knows the hardware (transformer model); pictures draw
   // it as a capacity line and tables say whether each device fits.
   std::optional<std::int64_t> memory_capacity;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <sstream>
+#include <unordered_set>
 
 #include "models/json/json_document.hpp"
 #include "models/json/json_fields.hpp"
@@ -17,6 +18,7 @@
 #include "schedules/registry.hpp"
 #include "study/common/errors.hpp"
 #include "study/input/preset_family.hpp"
+#include "study/input/setting_aliases.hpp"
 #include "study/input/variability_settings.hpp"
 
 namespace ppsim {
@@ -474,8 +476,26 @@ std::string nearest_key(std::string_view unknown) {
   return nearest_name(unknown, keys);
 }
 
-void apply_setting_text(std::string_view key, std::string_view text, const std::string& source, Scenario& scenario) {
+namespace {
+
+// Settings whose values are names from a fixed list (or true and false): any case is the same name
+// (`--precision FP8`, `"recompute": "Full"`), as Megatron's and torchtitan's own spellings vary.
+bool takes_a_named_value(std::string_view key) {
+  static const std::unordered_set<std::string_view> kNamed = {
+      "comm-actions", "costs-per", "comm", "format", "timeline", "cp-comm", "moe-dispatcher", "sequence-parallel",
+      "recompute", "recompute-modules", "flash-attention", "distributed-optimizer", "fsdp", "fsdp-unit",
+      "reshard-after-forward", "fsdp-float8-all-gather", "precision", "grad-compression", "fp8-param-gather",
+      "grad-reduce-dtype", "layers-per-stage", "overlap-grad-reduce", "tp-comm-overlap", "overlap-param-gather",
+      "overlap-p2p-comm", "jitter-dist", "checksum", "async-checkpoint", "checkpoint-every"};
+  return kNamed.contains(key);
+}
+
+}  // namespace
+
+void apply_setting_text(std::string_view key, std::string_view given, const std::string& source, Scenario& scenario) {
   scenario.sources[std::string(key)] = source;
+  const std::string lowered = takes_a_named_value(key) ? lower_case(given) : std::string();
+  const std::string_view text = takes_a_named_value(key) ? std::string_view(lowered) : given;
   if (key == "schedule")
     scenario.schedules = schedule_list(text, source);
   else if (key == "schedule-file")
@@ -598,6 +618,26 @@ void apply_setting_text(std::string_view key, std::string_view text, const std::
     fail(source, "unknown setting");
 }
 
+namespace {
+
+// One key of a config file by any of its names (setting_aliases.hpp); `section` is the torchtitan
+// section it is in, or "".
+void apply_named_setting(const std::string& name, const nlohmann::json& value, const std::string& source,
+                         std::string_view section, Scenario& scenario) {
+  // torchtitan's [activation_checkpoint] mode: none, selective or full, as ppsim's recompute.
+  const bool checkpoint_mode = section == "activation_checkpoint" && name == "mode";
+  const std::optional<SettingAlias> alias = checkpoint_mode ? SettingAlias{"recompute", {}} : setting_alias(name);
+  if (!alias) {
+    const std::string suggestion = nearest_key(name);
+    fail(source, "unknown key" + (suggestion.empty() ? std::string(" (see ppsim run --help for the keys)")
+                                                     : " (did you mean \"" + suggestion + "\"?)"));
+  }
+  if (alias->key.empty()) fail(source, alias->explanation);
+  apply_config_setting(alias->key, value, source, scenario);
+}
+
+}  // namespace
+
 void apply_config_json(const nlohmann::json& config, const std::string& origin, Scenario& scenario) {
   if (!config.is_object()) {
     fail(origin, "$: must be a JSON object of settings, got " + std::string(config.type_name()));
@@ -607,14 +647,13 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
     const std::string& key = item.key();
     const nlohmann::json& value = item.value();
     const std::string source = origin + ": $." + excerpt(key);
-    const auto known =
-        std::find_if(kSettings.begin(), kSettings.end(), [&](const SettingInfo& s) { return s.key == key; });
-    if (known == kSettings.end()) {
-      const std::string suggestion = nearest_key(key);
-      fail(source, "unknown key" + (suggestion.empty() ? std::string(" (see ppsim run --help for the keys)")
-                                                       : " (did you mean \"" + suggestion + "\"?)"));
+    if (is_torchtitan_section(key) && value.is_object()) {
+      for (const auto& inner : value.items()) {
+        apply_named_setting(inner.key(), inner.value(), source + "." + excerpt(inner.key()), key, scenario);
+      }
+      continue;
     }
-    apply_config_setting(key, value, source, scenario);
+    apply_named_setting(key, value, source, "", scenario);
   }
 }
 

@@ -22,7 +22,7 @@ std::string Scenario::source_of(std::string_view key) const {
 std::vector<Duration> resolved_weight(const Scenario& scenario) {
   if (!scenario.weight.empty()) return scenario.weight;
   std::vector<Duration> half;
-  for (const Duration& backward : scenario.backward) half.push_back(Duration{backward.value / 2});
+  for (const Duration& backward : scenario.backward) half.push_back(Duration{backward.value / 2, backward.with_unit});
   return half;
 }
 

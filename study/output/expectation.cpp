@@ -16,7 +16,9 @@
 namespace ppsim {
 namespace {
 
-enum class Kind { kNumber, kBytes, kTime, kBool };
+// kRatio: a fraction, also written as a percentage ("mfu >= 40%"); kCount: a rate or count, also
+// with a decimal k, M or G ("tokens_per_second > 1.2M").
+enum class Kind { kNumber, kRatio, kCount, kBytes, kTime, kBool };
 
 // What a figure needs to exist at all: --samples for the sampled step times, --mtbf for goodput.
 enum class Needs { kNothing, kSamples, kFailures };
@@ -31,23 +33,23 @@ struct FigureInfo {
 // The sweep output's figures (study/sweep/sweep_output.cpp), with how their values are written.
 constexpr std::array kFigures = {
     FigureInfo{"makespan", Kind::kTime, [](const PointFigures& f) { return f.makespan; }},
-    FigureInfo{"bubble_ratio", Kind::kNumber, [](const PointFigures& f) { return f.bubble_ratio; }},
-    FigureInfo{"bubble_overhead", Kind::kNumber, [](const PointFigures& f) { return f.bubble_overhead; }},
-    FigureInfo{"comm_ratio", Kind::kNumber, [](const PointFigures& f) { return f.comm_ratio; }},
+    FigureInfo{"bubble_ratio", Kind::kRatio, [](const PointFigures& f) { return f.bubble_ratio; }},
+    FigureInfo{"bubble_overhead", Kind::kRatio, [](const PointFigures& f) { return f.bubble_overhead; }},
+    FigureInfo{"comm_ratio", Kind::kRatio, [](const PointFigures& f) { return f.comm_ratio; }},
     FigureInfo{"total_busy", Kind::kTime, [](const PointFigures& f) { return f.total_busy; }},
-    FigureInfo{"throughput", Kind::kNumber, [](const PointFigures& f) { return f.throughput; }},
+    FigureInfo{"throughput", Kind::kCount, [](const PointFigures& f) { return f.throughput; }},
     FigureInfo{"peak_memory_bytes", Kind::kBytes,
                [](const PointFigures& f) { return static_cast<double>(f.peak_memory_bytes); }},
     FigureInfo{"peak_activation_bytes", Kind::kBytes,
                [](const PointFigures& f) { return static_cast<double>(f.peak_activation_bytes); }},
-    FigureInfo{"peak_stashed", Kind::kNumber, [](const PointFigures& f) { return f.peak_stashed; }},
+    FigureInfo{"peak_stashed", Kind::kCount, [](const PointFigures& f) { return f.peak_stashed; }},
     FigureInfo{"stage_imbalance", Kind::kNumber, [](const PointFigures& f) { return f.stage_imbalance; }},
     FigureInfo{"fits", Kind::kBool, [](const PointFigures& f) { return f.fits ? 1.0 : 0.0; }},
     FigureInfo{"step_time", Kind::kTime, [](const PointFigures& f) { return f.step_time; }},
-    FigureInfo{"tokens_per_second", Kind::kNumber, [](const PointFigures& f) { return f.tokens_per_second; }},
-    FigureInfo{"samples_per_second", Kind::kNumber, [](const PointFigures& f) { return f.samples_per_second; }},
-    FigureInfo{"mfu", Kind::kNumber, [](const PointFigures& f) { return f.mfu; }},
-    FigureInfo{"hfu", Kind::kNumber, [](const PointFigures& f) { return f.hfu; }},
+    FigureInfo{"tokens_per_second", Kind::kCount, [](const PointFigures& f) { return f.tokens_per_second; }},
+    FigureInfo{"samples_per_second", Kind::kCount, [](const PointFigures& f) { return f.samples_per_second; }},
+    FigureInfo{"mfu", Kind::kRatio, [](const PointFigures& f) { return f.mfu; }},
+    FigureInfo{"hfu", Kind::kRatio, [](const PointFigures& f) { return f.hfu; }},
     FigureInfo{"dp_reduce_time", Kind::kTime, [](const PointFigures& f) { return f.dp_reduce_time; }},
     FigureInfo{"dp_reduce_exposed", Kind::kTime, [](const PointFigures& f) { return f.dp_reduce_exposed; }},
     FigureInfo{"optimizer_time", Kind::kTime, [](const PointFigures& f) { return f.optimizer_time; }},
@@ -55,7 +57,7 @@ constexpr std::array kFigures = {
                [](const PointFigures& f) { return static_cast<double>(f.memory_capacity); }},
     FigureInfo{"mean_step_time", Kind::kTime, [](const PointFigures& f) { return f.mean_step_time; }, Needs::kSamples},
     FigureInfo{"p99_step_time", Kind::kTime, [](const PointFigures& f) { return f.p99_step_time; }, Needs::kSamples},
-    FigureInfo{"goodput", Kind::kNumber, [](const PointFigures& f) { return f.goodput; }, Needs::kFailures},
+    FigureInfo{"goodput", Kind::kRatio, [](const PointFigures& f) { return f.goodput; }, Needs::kFailures},
 };
 
 // Why `figure` is not there to compare, or "" when it is.
@@ -72,6 +74,22 @@ const FigureInfo* find_figure(std::string_view name) {
     if (info.name == name) return &info;
   }
   return nullptr;
+}
+
+// A figure as `ppsim check` and the JSON name it: "[1f1b] training.step_time", "samples.p99_step_time"
+// and "reliability.goodput" are step_time, p99_step_time and goodput here.
+const FigureInfo* find_figure_as_named(std::string_view name) {
+  if (name.starts_with('[')) {
+    const std::size_t close = name.find(']');
+    if (close != std::string_view::npos) name = name.substr(close + 1);
+    while (name.starts_with(' ')) name.remove_prefix(1);
+  }
+  for (const std::string_view prefix : {"training.", "samples.", "reliability."}) {
+    if (name.starts_with(prefix)) {
+      if (const FigureInfo* figure = find_figure(name.substr(prefix.size()))) return figure;
+    }
+  }
+  return find_figure(name);
 }
 
 std::string_view trim(std::string_view text) {
@@ -95,12 +113,29 @@ double parse_value(const FigureInfo& figure, std::string_view text, std::string_
     if (!parsed.ok) fail(flag, whole, std::string(figure.name) + " is a time: " + parsed.error);
     return parsed.value.value;
   }
-  double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) {
-    fail(flag, whole, "the value must be a finite number, got " + quote(text));
+  // A percentage of a ratio, or a count's decimal multiple: the suffix goes before the number is read.
+  double scale = 1;
+  std::string_view number = text;
+  const char last = number.empty() ? '\0' : number.back();
+  if (last == '%') {
+    if (figure.kind != Kind::kRatio) fail(flag, whole, std::string(figure.name) + " is not a ratio: write it without %");
+    scale = 0.01;
+  } else if (last == 'k' || last == 'K' || last == 'M' || last == 'G') {
+    if (figure.kind != Kind::kCount) {
+      fail(flag, whole, std::string(figure.name) + " is not a count: write it without " + std::string(1, last));
+    }
+    scale = last == 'G' ? 1e9 : last == 'M' ? 1e6 : 1e3;
   }
-  return value;
+  if (scale != 1) number = trim(number.substr(0, number.size() - 1));
+  double value = 0;
+  const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (error != std::errc() || end != number.data() + number.size() || !std::isfinite(value)) {
+    const char* forms = figure.kind == Kind::kRatio ? " (or a percentage, 40%)"
+                        : figure.kind == Kind::kCount ? " (or with k, M or G)"
+                                                       : "";
+    fail(flag, whole, "the value must be a finite number" + std::string(forms) + ", got " + quote(text));
+  }
+  return value * scale;
 }
 
 }  // namespace
@@ -126,11 +161,14 @@ Expectation parse_expectation(std::string_view given, std::string_view flag) {
   const std::string_view body = negated ? trim(text.substr(1)) : text;
   const std::size_t at = body.find_first_of("<>=!");
   const std::string_view name = trim(body.substr(0, at));
-  const FigureInfo* figure = find_figure(name);
+  const FigureInfo* figure = find_figure_as_named(name);
   if (figure == nullptr) {
     const auto names = expectation_figures();
     const std::string near = nearest_name(name, names);
-    fail(flag, text, "unknown figure " + quote(name) + (near.empty() ? "" : " (did you mean \"" + near + "\"?)"));
+    std::string known;
+    for (const std::string_view known_name : names) known += (known.empty() ? "" : ", ") + std::string(known_name);
+    throw InputError(std::string(flag) + ": unknown figure " + quote(name) + " in " + quote(text) +
+                     (near.empty() ? "" : " (did you mean \"" + near + "\"?)") + "; the figures: " + known);
   }
   expectation.figure = std::string(figure->name);
   if (at == std::string_view::npos) {
@@ -184,6 +222,8 @@ std::string shown_value(const Expectation& expectation, const PointFigures& figu
     case Kind::kBool: return value != 0 ? "true" : "false";
     case Kind::kBytes: return format_bytes(static_cast<std::int64_t>(value)) + " (" + format_exact(value) + " bytes)";
     case Kind::kTime:
+    case Kind::kRatio:
+    case Kind::kCount:
     case Kind::kNumber: return format_exact(value);
   }
   return format_exact(value);

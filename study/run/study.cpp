@@ -2,6 +2,7 @@
 #include "study/run/study.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -15,6 +16,7 @@
 #include "sim/report/time_axis.hpp"
 #include "study/common/errors.hpp"
 #include "study/input/config.hpp"
+#include "study/input/provenance.hpp"
 #include "study/input/variability_settings.hpp"
 #include "study/run/closed_form_point.hpp"
 #include "study/run/layer_split.hpp"
@@ -67,7 +69,7 @@ std::string show(double value) {
 std::vector<Duration> split_durations(const std::vector<Duration>& list, int k) {
   std::vector<Duration> split;
   const std::size_t copies = list.size() == 1 ? 1 : static_cast<std::size_t>(k);
-  for (const Duration& value : list) split.insert(split.end(), copies, Duration{value.value / k});
+  for (const Duration& value : list) split.insert(split.end(), copies, Duration{value.value / k, value.with_unit});
   return split;
 }
 
@@ -118,7 +120,7 @@ void split_costs_over_chunks(Scenario& scenario, std::string_view who) {
   scenario.backward = split_durations(scenario.backward, k);
   scenario.weight = split_durations(weight, k);
   scenario.activation_bytes = split_bytes(scenario.activation_bytes, k);
-  if (scenario.overlap) scenario.overlap = Duration{scenario.overlap->value / k};
+  if (scenario.overlap) scenario.overlap = Duration{scenario.overlap->value / k, scenario.overlap->with_unit};
   scenario.costs_per_chunk = true;  // as they now are: a report's scenario reads back to the same run
 }
 
@@ -191,8 +193,41 @@ void check_timeline_records(const Scenario& scenario, const OpLimit& limit) {
   }
 }
 
+// Times with units are seconds, plain numbers the user's own unit: a run that mixes them
+// (`--forward 1ms --backward 2`, or `--forward 1ms` against the default B of 2) is nonsense, refused
+// naming both. Zero is zero in any unit. A transformer study derives its own costs.
+void check_time_units(const Scenario& scenario) {
+  if (!scenario.model.empty()) return;
+  struct Given {
+    const char* key;
+    const std::vector<Duration>* times;
+  };
+  const std::vector<Duration> latency{scenario.latency};
+  const std::vector<Duration> overlap = scenario.overlap ? std::vector<Duration>{*scenario.overlap} : std::vector<Duration>{};
+  const std::array<Given, 5> given = {{{"forward", &scenario.forward},
+                                       {"backward", &scenario.backward},
+                                       {"weight", &scenario.weight},
+                                       {"overlap", &overlap},
+                                       {"latency", &latency}}};
+  const Given* with_unit = nullptr;
+  const Given* without_unit = nullptr;
+  for (const Given& setting : given) {
+    for (const Duration& time : *setting.times) {
+      if (time.value == 0) continue;
+      const Given*& first = time.with_unit ? with_unit : without_unit;
+      if (first == nullptr) first = &setting;
+    }
+  }
+  if (with_unit == nullptr || without_unit == nullptr) return;
+  const bool defaulted = !scenario.sources.contains(without_unit->key);
+  throw InputError(scenario.source_of(without_unit->key) + ": " + (defaulted ? "its default has" : "has") +
+                   " no unit, but " + scenario.source_of(with_unit->key) +
+                   " has one: give every time a unit (1ms, 2ms) or none" + (defaulted ? " (set it, with a unit)" : ""));
+}
+
 void check_scenario(const Scenario& scenario) {
   check_variability(scenario);
+  check_time_units(scenario);
   for (const auto& name : scenario.schedules) {
     if (find_schedule(name) == nullptr) {
       throw InputError(unknown_schedule(scenario, name));
@@ -431,6 +466,7 @@ Report make_report(const Scenario& scenario, std::string_view name, Program prog
   report.result = std::move(result);
   if (with_scenario) {
     report.scenario = scenario_to_json(scenario, name);
+    report.provenance = provenance_of(scenario);
     report.scenario["comm"] = comm_mode_name(options.comm);  // as resolved for this schedule
     if (report.scenario.contains("overlap-p2p-comm")) {
       // What ran, so the scenario reads back as a config: true for asynchronous sends, false for

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "study/sweep/sweep_output.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <nlohmann/json.hpp>
@@ -98,6 +99,12 @@ std::string csv_cell(const nlohmann::ordered_json& value) {
 
 }  // namespace
 
+std::string output_column(std::string_view key) {
+  std::string column(key);
+  std::replace(column.begin(), column.end(), '-', '_');
+  return column;
+}
+
 nlohmann::ordered_json point_row(const Study& study, const PointResult& point) {
   nlohmann::ordered_json row;
   row["point"] = point.index;
@@ -109,15 +116,15 @@ nlohmann::ordered_json point_row(const Study& study, const PointResult& point) {
   if (study.model) {
     row["t"] = point.t;
     row["d"] = point.d;
-    row["micro-batch"] = point.micro_batch;
-    row["global-batch"] = point.global_batch;
+    row["micro_batch"] = point.micro_batch;
+    row["global_batch"] = point.global_batch;
     row["recompute"] = point.recompute;
   }
   for (std::size_t a = 0; a < study.axes.size(); ++a) {
     const StudyAxis& axis = study.axes[a];
     if (is_layout_column(axis.key, study.model)) continue;
     // A setting keeps its JSON type (numbers stay numbers); a group shows its name.
-    row[axis.key] = axis.group ? nlohmann::ordered_json(point.labels[a])
+    row[output_column(axis.key)] = axis.group ? nlohmann::ordered_json(point.labels[a])
                                : nlohmann::ordered_json::parse(axis.values[point.choice[a]][axis.key].dump());
   }
   add_figures(row, study, point);
@@ -250,7 +257,7 @@ void append_row(std::string& text, const Study& study, const PointResult& point,
 
 std::string sweep_csv(const Study& study, const std::vector<PointResult>& points) {
   std::string text = "point,status";
-  for (const std::string& column : input_columns(study)) text += "," + csv_cell(column);
+  for (const std::string& column : input_columns(study)) text += "," + csv_cell(output_column(column));
   for (const char* figure : kFigures) text += std::string(",") + figure;
   if (study.model) {
     for (const char* figure : kTrainingFigures) text += std::string(",") + figure;

@@ -27,6 +27,10 @@ SweepFormat sweep_format_for(const std::string& path, std::string_view flag);
 std::vector<std::string> input_columns(const Study& study);
 std::vector<std::string> input_cells(const Study& study, const PointResult& point);
 
+// A setting's key as the CSV and JSONL columns name it: snake_case like the figures ("micro-batch"
+// is "micro_batch"), so that every column reads as one style; inputs stay kebab-case.
+std::string output_column(std::string_view key);
+
 // One point as an ordered object, a line of the .jsonl file: the same keys, in the same order, for
 // every point of a study.
 nlohmann::ordered_json point_row(const Study& study, const PointResult& point);

@@ -12,6 +12,7 @@
 #include "sim/report/format.hpp"
 #include "study/common/errors.hpp"
 #include "study/input/config.hpp"
+#include "study/input/setting_aliases.hpp"
 #include "study/sweep/sweep_shard_record.hpp"
 
 namespace ppsim {
@@ -141,11 +142,15 @@ std::vector<nlohmann::ordered_json> range_values(const Study& study, const std::
   return values;
 }
 
-StudyAxis read_axis(const Study& study, const std::string& key, const nlohmann::ordered_json& spec,
+StudyAxis read_axis(const Study& study, const std::string& written, const nlohmann::ordered_json& spec,
                     const std::string& directory) {
   StudyAxis axis;
+  // Any name of a setting (a long option, Megatron-LM's or torchtitan's) varies ppsim's key.
+  const std::optional<SettingAlias> alias = setting_alias(written);
+  if (alias && alias->key.empty()) fail(study, "$.axes." + excerpt(written), alias->explanation);
+  const std::string key = alias ? alias->key : written;
   axis.key = key;
-  axis.path = "$.axes." + excerpt(key);
+  axis.path = "$.axes." + excerpt(written);
   axis.group = !is_setting(key);
   if (among(kRunOnlyKeys, key)) fail(study, axis.path, "is not a sweep setting (it chooses the output of ppsim run)");
   if (key == "schedule-file") fail(study, axis.path, "cannot vary; give it under \"fixed\"");

@@ -269,6 +269,18 @@ def test_records_flatten_one_row_per_device():
     rows = ppsim.records(ppsim.compare(["gpipe", "1f1b"], p=4, m=8))
     assert len(rows) == 8
     assert rows[0]["schedule"] == "gpipe" and rows[0]["device"] == 0 and "device_busy" in rows[0]
+    assert "device_device" not in rows[0]
+
+
+def test_records_carry_the_training_figures_under_the_sweep_csv_names():
+    result = ppsim.run(model="llama3.1-8b", p=2, m=4)
+    rows = ppsim.records(result)
+    assert len(rows) == 2
+    for name in ("t", "d", "micro_batch", "global_batch", "recompute", "step_time", "tokens_per_second", "mfu"):
+        assert name in rows[1], name
+    assert rows[1]["step_time"] == result["training"]["step_time"]
+    assert rows[1]["micro_batch"] == 1 and rows[1]["global_batch"] == 4
+    assert all("-" not in key for key in rows[1])  # snake_case, as the sweep CSV's columns
 
 
 def test_threads_may_call_the_module_at_once():

@@ -435,7 +435,8 @@ def models():
 
 def records(results):
     """One flat dict per device of one result or a list of them (run or compare), for
-    ``pandas.DataFrame(ppsim.records(...))``: the schedule's figures beside the device's."""
+    ``pandas.DataFrame(ppsim.records(...))``: the schedule's figures, its training figures with a
+    model, and the device's figures (``device_busy``, ...), under the sweep CSV's column names."""
     origin = "ppsim.records"
     results = [results] if isinstance(results, dict) else results
     if not isinstance(results, (list, tuple)):
@@ -448,8 +449,18 @@ def records(results):
         if not isinstance(per_device, (list, tuple)) or not all(isinstance(figures, dict) for figures in per_device):
             _fail(origin, "results", f"[{index}]['per_device'] must be a list of dicts, one per device")
         shared = {key: value for key, value in result.items() if not isinstance(value, (dict, list))}
+        training = result.get("training")
+        if isinstance(training, dict):
+            # The layout columns the sweep CSV has with a model, then the training figures.
+            scenario = result.get("scenario") if isinstance(result.get("scenario"), dict) else {}
+            for key in ("t", "d", "micro-batch", "global-batch", "recompute"):
+                if key in scenario:
+                    shared[key.replace("-", "_")] = scenario[key]
+            shared.update({key: value for key, value in training.items()
+                           if not isinstance(value, (dict, list)) and key not in shared})
         for device, figures in enumerate(per_device):
             row = dict(shared, device=device)
-            row.update({f"device_{key}": value for key, value in figures.items() if not isinstance(value, (dict, list))})
+            row.update({f"device_{key}": value for key, value in figures.items()
+                        if not isinstance(value, (dict, list)) and key != "device"})
             rows.append(row)
     return rows
