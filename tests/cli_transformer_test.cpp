@@ -480,9 +480,9 @@ TEST_CASE("a family name that fits several presets, or none, is refused with the
   CHECK(several.status == ppsim::kExitBadInput);
   CHECK_THAT(several.err, Contains("--model: unknown model 'llama3.1'"));
   CHECK_THAT(several.err, Contains("presets: "));
-  const Run none = ppsim_cli({"run", "--model", "mistral-7b", "-p", "4", "-m", "8"});
+  const Run none = ppsim_cli({"run", "--model", "falcon-7b", "-p", "4", "-m", "8"});
   CHECK(none.status == ppsim::kExitBadInput);
-  CHECK_THAT(none.err, Contains("--model: unknown model 'mistral-7b'"));
+  CHECK_THAT(none.err, Contains("--model: unknown model 'falcon-7b'"));
 }
 
 TEST_CASE("FSDP runs schedules lowered as torch does, its collectives and unsharded buffers costed",

@@ -83,6 +83,18 @@ TEST_CASE("Each preset's parameter count is within 1% of its published size") {
       // Qwen's model cards: "30.5B in total", "235B in total".
       {"qwen3-30b-a3b", 30.5e9, 0.1e9},
       {"qwen3-235b-a22b", 235e9, 1e9},
+      // The dense models people train now: their model cards' sizes.
+      {"llama3.3-70b", 70.6e9, 0.1e9},
+      {"qwen2.5-7b", 7.61e9, 0.01e9},
+      {"qwen2.5-14b", 14.7e9, 0.1e9},
+      {"qwen2.5-72b", 72.7e9, 0.1e9},
+      {"qwen3-8b", 8.2e9, 0.1e9},
+      {"qwen3-14b", 14.8e9, 0.1e9},
+      {"qwen3-32b", 32.8e9, 0.1e9},
+      {"mistral-7b-v0.3", 7.25e9, 0.01e9},
+      {"mistral-nemo-12b", 12.2e9, 0.1e9},
+      // Mistral Small 3's "24B" is a name, 1.8% above our 23.57B; no exact count was found to pin.
+      {"mistral-large-2407", 123e9, 1e9},
   }));
   CAPTURE(c.name);
   const double count = static_cast<double>(ppsim::parameter_count(preset(c.name)));
@@ -99,6 +111,25 @@ TEST_CASE("Llama presets reproduce the exact published parameter counts") {
   CHECK(ppsim::parameter_count(preset("llama3.1-8b")) == 8'030'261'248);
   CHECK(ppsim::parameter_count(preset("llama3.1-70b")) == 70'553'706'496);
   CHECK(ppsim::parameter_count(preset("llama3.1-405b")) == 405'853'388'800);
+}
+
+TEST_CASE("Qwen and Mistral presets reproduce their checkpoints' exact parameter counts") {
+  // The checkpoints' model.safetensors.index.json total_size over 2 bytes (bf16), as quoted in
+  // third-party copies (the research notes of issue 38). Qwen2.5 counts its Q, K and V biases.
+  CHECK(ppsim::parameter_count(preset("qwen2.5-7b")) == 7'615'616'512);
+  CHECK(ppsim::parameter_count(preset("qwen2.5-14b")) == 14'770'033'664);
+  CHECK(ppsim::parameter_count(preset("qwen2.5-32b")) == 32'763'876'352);
+  CHECK(ppsim::parameter_count(preset("qwen2.5-72b")) == 72'706'203'648);
+  CHECK(ppsim::parameter_count(preset("qwen3-8b")) == 8'190'735'360);
+  CHECK(ppsim::parameter_count(preset("qwen3-14b")) == 14'768'307'200);
+  CHECK(ppsim::parameter_count(preset("qwen3-32b")) == 32'762'123'264);
+  CHECK(ppsim::parameter_count(preset("mistral-7b-v0.3")) == 7'248'023'552);
+  CHECK(ppsim::parameter_count(preset("mistral-nemo-12b")) == 12'247'782'400);
+  CHECK(ppsim::parameter_count(preset("llama3.3-70b")) == ppsim::parameter_count(preset("llama3.1-70b")));
+  // Without the QKV biases Qwen2.5-7B would be 28 x (3584 + 2 x 512) short.
+  ppsim::Architecture unbiased = preset("qwen2.5-7b");
+  unbiased.qkv_bias = false;
+  CHECK(ppsim::parameter_count(unbiased) == 7'615'616'512 - 28 * (3584 + 2 * 512));
 }
 
 TEST_CASE("Zero-bubble presets round to the sizes in their names") {
@@ -269,7 +300,7 @@ TEST_CASE("The JSON presets in configs/models equal the built-in presets field b
     // An MoE preset adds its "moe" object (architecture_to_json writes it only for MoE models).
     std::set<std::string> expected = keys;
     for (const char* optional :
-         {"moe", "head_dim", "qk_norm", "mla", "mtp_layers", "sliding_window", "window_skip_freq", "attention_sinks"}) {
+         {"moe", "qkv_bias", "head_dim", "qk_norm", "mla", "mtp_layers", "sliding_window", "window_skip_freq", "attention_sinks"}) {
       if (j.contains(optional)) expected.insert(optional);
     }
     CHECK(present == expected);

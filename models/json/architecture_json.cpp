@@ -2,6 +2,9 @@
 #include "models/json/architecture_json.hpp"
 
 #include <algorithm>
+#include <filesystem>
+
+#include "models/json/hf_config_json.hpp"
 
 #include "models/json/json_fields.hpp"
 
@@ -10,7 +13,7 @@ namespace ppsim {
 Architecture architecture_from_json(const nlohmann::json& json, const std::string& origin) {
   const JsonFields fields(json, origin, "$");
   fields.refuse_unknown({"name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "gated_mlp", "vocab",
-                         "tied_embeddings", "norm", "linear_biases", "learned_positions", "dropout", "head_dim", "qk_norm",
+                         "tied_embeddings", "norm", "linear_biases", "qkv_bias", "learned_positions", "dropout", "head_dim", "qk_norm",
                          "moe", "mla", "mtp_layers", "sliding_window", "window_skip_freq", "attention_sinks", "source"});
   // Bounds far above any published model, low enough that products of them stay exact in doubles.
   constexpr std::int64_t kMaxWidth = std::int64_t{1} << 24;
@@ -34,6 +37,7 @@ Architecture architecture_from_json(const nlohmann::json& json, const std::strin
     fields.fail("norm", "must be \"layernorm\" or \"rmsnorm\", got \"" + norm + "\"");
   }
   arch.linear_biases = fields.has("linear_biases") && fields.boolean("linear_biases");
+  arch.qkv_bias = fields.has("qkv_bias") && fields.boolean("qkv_bias");
   arch.learned_positions = fields.has("learned_positions") ? fields.integer("learned_positions", 0, kMaxWidth) : 0;
   if (fields.has("dropout")) {
     arch.dropout = fields.positive("dropout", true);
@@ -109,7 +113,16 @@ Architecture architecture_from_json(const nlohmann::json& json, const std::strin
   return arch;
 }
 
-Architecture load_architecture(const std::string& path) { return architecture_from_json(read_json_file(path), path); }
+Architecture load_architecture(const std::string& path) {
+  const nlohmann::json json = read_json_file(path);
+  if (!is_hf_config(json)) return architecture_from_json(json, path);
+  // A transformers config.json names no model: the directory it sits in usually does
+  // (".../Llama-3.1-8B/config.json"), else the file.
+  const std::filesystem::path file(path);
+  const std::string stem = file.stem().string();
+  const std::string folder = file.parent_path().filename().string();
+  return architecture_from_hf_config(json, path, stem == "config" && !folder.empty() ? folder : stem);
+}
 
 nlohmann::ordered_json architecture_to_json(const Architecture& arch) {
   nlohmann::ordered_json out;
@@ -124,6 +137,7 @@ nlohmann::ordered_json architecture_to_json(const Architecture& arch) {
   out["tied_embeddings"] = arch.tied_embeddings;
   out["norm"] = arch.norm == Architecture::kRmsNorm ? "rmsnorm" : "layernorm";
   out["linear_biases"] = arch.linear_biases;
+  if (arch.qkv_bias) out["qkv_bias"] = true;
   out["learned_positions"] = arch.learned_positions;
   out["dropout"] = arch.dropout;
   if (arch.head_dim > 0) out["head_dim"] = arch.head_dim;

@@ -89,7 +89,11 @@ std::int64_t attention_and_norm_parameter_count(const Architecture& arch) {
   const std::int64_t q = std::int64_t{arch.heads} * head_size(arch);        // query and output width
   const std::int64_t kv = std::int64_t{arch.kv_heads} * head_size(arch);  // K and V output width
   std::int64_t count = attention_weight_count(arch);
-  if (arch.linear_biases) count += q + 2 * kv + h;  // Q, K, V, O biases
+  if (arch.linear_biases) {
+    count += q + 2 * kv + h;  // Q, K, V, O biases
+  } else if (arch.qkv_bias) {
+    count += q + 2 * kv;  // Q, K, V biases
+  }
   if (arch.qk_norm) count += 2 * head_size(arch);
   if (has_mla(arch)) count += arch.mla.q_lora_rank + arch.mla.kv_lora_rank;  // the latents' RMSNorms
   if (arch.attention_sinks) count += arch.heads;
@@ -289,8 +293,38 @@ Architecture gpt_oss_120b() {
   return arch;
 }
 
-const std::array<Architecture, 16>& presets() {
-  static const std::array<Architecture, 16> table = {
+// Qwen2.5 (Qwen Team, Qwen2.5 Technical Report, arXiv 2412.15115; Hugging Face config.json): a
+// Llama-style decoder with biases on Q, K and V only (transformers' Qwen2Attention), vocabulary
+// 152064, untied from 7B up.
+Architecture qwen2_5(const char* name, int layers, std::int64_t hidden, int heads, int kv_heads, std::int64_t ffn,
+                     const char* source) {
+  Architecture arch = llama(name, layers, hidden, heads, kv_heads, ffn, 152064, source);
+  arch.qkv_bias = true;
+  return arch;
+}
+
+// Qwen3's dense models (Qwen3 Technical Report, arXiv 2505.09388; Hugging Face config.json): heads
+// of 128 whatever the hidden size, RMSNorm of queries and keys, no biases, vocabulary 151936.
+Architecture qwen3_dense(const char* name, int layers, std::int64_t hidden, int heads, std::int64_t ffn,
+                         const char* source) {
+  Architecture arch = llama(name, layers, hidden, heads, 8, ffn, 151936, source);
+  if (hidden != std::int64_t{heads} * 128) arch.head_dim = 128;
+  arch.qk_norm = true;
+  return arch;
+}
+
+// Mistral's dense models (Mistral AI model cards; Hugging Face config.json, model_type mistral):
+// GQA with 8 KV heads, SwiGLU, RMSNorm, no biases, untied; heads of 128 (set apart where heads x 128
+// is not the hidden size: Nemo, Small 3).
+Architecture mistral(const char* name, int layers, std::int64_t hidden, int heads, std::int64_t ffn,
+                     std::int64_t vocab, const char* source) {
+  Architecture arch = llama(name, layers, hidden, heads, 8, ffn, vocab, source);
+  if (hidden != std::int64_t{heads} * 128) arch.head_dim = 128;
+  return arch;
+}
+
+const std::array<Architecture, 28>& presets() {
+  static const std::array<Architecture, 28> table = {
       gpt("gpt3-175b", 96, 12288, 96, 50257, 2048,
           "Brown et al., Language Models are Few-Shot Learners, 2020, Table 2.1 (175.0B; n_layers 96, "
           "d_model 12288, n_heads 96, context 2048); GPT-2 BPE vocabulary 50257"),
@@ -309,6 +343,49 @@ const std::array<Architecture, 16>& presets() {
       llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256,
             "Llama 3 Herd of Models, 2024, Table 3; Hugging Face meta-llama/Llama-3.1-405B "
             "config.json (405,853,388,800 parameters)"),
+      llama("llama3.3-70b", 80, 8192, 64, 8, 28672, 128256,
+            "Hugging Face meta-llama/Llama-3.3-70B-Instruct config.json and model card (the Llama 3.1 70B "
+            "architecture: 80 layers, hidden 8192, 64 heads, 8 KV heads, MLP 28672, vocab 128256, untied; "
+            "70,553,706,496 parameters)"),
+      qwen2_5("qwen2.5-7b", 28, 3584, 28, 4, 18944,
+              "Hugging Face Qwen/Qwen2.5-7B config.json (28 layers, hidden 3584, 28 heads, 4 KV heads, "
+              "intermediate 18944, vocab 152064, untied) and model card (7.61B; QKV bias); safetensors index "
+              "15,231,233,024 bytes in bf16 = 7,615,616,512 parameters"),
+      qwen2_5("qwen2.5-14b", 48, 5120, 40, 8, 13824,
+              "Hugging Face Qwen/Qwen2.5-14B config.json (48 layers, hidden 5120, 40 heads, 8 KV heads, "
+              "intermediate 13824, vocab 152064) and model card (14.7B; QKV bias): 14,770,033,664 parameters"),
+      qwen2_5("qwen2.5-32b", 64, 5120, 40, 8, 27648,
+              "Hugging Face Qwen/Qwen2.5-32B config.json (64 layers, hidden 5120, 40 heads, 8 KV heads, "
+              "intermediate 27648, vocab 152064); safetensors index 65,527,752,704 bytes in bf16 = "
+              "32,763,876,352 parameters (the model card rounds to 32.5B)"),
+      qwen2_5("qwen2.5-72b", 80, 8192, 64, 8, 29568,
+              "Hugging Face Qwen/Qwen2.5-72B config.json (80 layers, hidden 8192, 64 heads, 8 KV heads, "
+              "intermediate 29568, vocab 152064) and model card (72.7B; QKV bias): 72,706,203,648 parameters"),
+      qwen3_dense("qwen3-8b", 36, 4096, 32, 12288,
+                  "Hugging Face Qwen/Qwen3-8B config.json (36 layers, hidden 4096, 32 heads of 128, 8 KV heads, "
+                  "intermediate 12288, vocab 151936, q/k norm) and model card (8.2B): 8,190,735,360 parameters"),
+      qwen3_dense("qwen3-14b", 40, 5120, 40, 17408,
+                  "Hugging Face Qwen/Qwen3-14B config.json (40 layers, hidden 5120, 40 heads of 128, 8 KV heads, "
+                  "intermediate 17408, vocab 151936, q/k norm) and model card (14.8B): 14,768,307,200 parameters"),
+      qwen3_dense("qwen3-32b", 64, 5120, 64, 25600,
+                  "Hugging Face Qwen/Qwen3-32B config.json (64 layers, hidden 5120, 64 heads of 128, 8 KV heads, "
+                  "intermediate 25600, vocab 151936, q/k norm) and model card (32.8B): 32,762,123,264 parameters"),
+      mistral("mistral-7b-v0.3", 32, 4096, 32, 14336, 32768,
+              "Hugging Face mistralai/Mistral-7B-v0.3 config.json (32 layers, hidden 4096, 32 heads, 8 KV heads, "
+              "intermediate 14336, vocab 32768, no sliding window); safetensors index 14,496,047,104 bytes in "
+              "bf16 = 7,248,023,552 parameters"),
+      mistral("mistral-nemo-12b", 40, 5120, 32, 14336, 131072,
+              "Hugging Face mistralai/Mistral-Nemo-Base-2407 config.json (40 layers, hidden 5120, 32 heads of "
+              "head_dim 128, 8 KV heads, intermediate 14336, vocab 131072); safetensors index 24,495,564,800 "
+              "bytes in bf16 = 12,247,782,400 parameters"),
+      mistral("mistral-small-24b", 40, 5120, 32, 32768, 131072,
+              "Hugging Face mistralai/Mistral-Small-24B-Base-2501 config.json (40 layers, hidden 5120, 32 "
+              "heads of head_dim 128, 8 KV heads, intermediate 32768, vocab 131072) and model card (24B); "
+              "23,572,403,200 parameters by this count (the index total was not found)"),
+      mistral("mistral-large-2407", 88, 12288, 96, 28672, 32768,
+              "Hugging Face mistralai/Mistral-Large-Instruct-2407 config.json (88 layers, hidden 12288, 96 "
+              "heads, 8 KV heads, intermediate 28672, vocab 32768) and model card (123B); 122,610,069,504 "
+              "parameters by this count (the index total was not found)"),
       mixtral("mixtral-8x7b", 32, 4096, 32, 14336, 32000,
               "Jiang et al., Mixtral of Experts, 2024, Table 1 (dim 4096, 32 layers, 32 heads, 8 KV heads, "
               "hidden_dim 14336, vocab 32000, 8 experts, top 2); Hugging Face mistralai/Mixtral-8x7B-v0.1 "

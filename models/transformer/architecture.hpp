@@ -29,6 +29,9 @@ struct Architecture {
   // parameter count needs them: GPT-2/3 and Megatron GPT have biases on every linear layer and
   // learned absolute position embeddings; Llama has neither (RoPE has no parameters).
   bool linear_biases = false;
+  // Biases on the Q, K and V projections only (Qwen2 and Qwen2.5; Megatron-LM's --add-qkv-bias), not
+  // on the output projection or the MLP. Implied by linear_biases.
+  bool qkv_bias = false;
   std::int64_t learned_positions = 0;  // rows of the learned position table; 0 for RoPE
   // Hidden and attention dropout probability the model trains with: 0 for Llama (Meta's training
   // recipe), 0.1 for the GPT-3-era models (Megatron-LM's default --hidden-dropout and
