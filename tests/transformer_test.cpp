@@ -328,7 +328,7 @@ TEST_CASE("The JSON presets in configs/models equal the built-in presets field b
   std::set<std::string> names;
   for (const Architecture& arch : ppsim::architecture_presets()) names.insert(arch.name);
   CHECK(seen == names);
-  CHECK(names.size() == 16);
+  CHECK(names.size() == 28);
 }
 
 TEST_CASE("Preset shapes are consistent") {
