@@ -125,7 +125,7 @@ TEST_CASE("Each preset's peak fraction reproduces the published point it is solv
     CHECK_THAT(preset.gemm_model.fraction(precision), WithinRel(low, 2e-4));
     CHECK_THAT(predicted_tflops(preset, point), WithinRel(point["tflops"].get<double>(), 5e-4));
   }
-  CHECK(calibrating == 4);
+  CHECK(calibrating == 7);
 }
 
 TEST_CASE("The GEMM model predicts every published check point docs/validation.md prints, within its stated error") {

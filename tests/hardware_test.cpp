@@ -189,6 +189,25 @@ TEST_CASE("The presets carry the datasheet numbers") {
     CHECK(p.intra_node_bandwidth == 900e9 / 2);
     CHECK(p.inter_node_bandwidth == 400e9 / 8);
   }
+  SECTION("B200-SXM-180GB") {
+    const HardwareProfile& p = preset("B200-SXM-180GB");
+    CHECK(p.peak_flops("bf16") == 2250e12);  // DGX B200: 36 PFLOPS sparse over 8 GPUs, dense half
+    CHECK(p.peak_flops("fp8") == 4500e12);   // 72 PFLOPS sparse over 8
+    CHECK(p.memory_bandwidth == 8e12);       // 64 TB/s over 8
+    CHECK(p.memory_capacity == 180LL * 1024 * 1024 * 1024);
+    CHECK(p.intra_node_bandwidth == 1800e9 / 2);
+    CHECK(p.gemm_model.sm_count == 148);
+    CHECK(p.nvls_bus_bandwidth == 838e9);
+  }
+  SECTION("MI300X-OAM-192GB") {
+    const HardwareProfile& p = preset("MI300X-OAM-192GB");
+    CHECK(p.peak_flops("bf16") == 1307.4e12);
+    CHECK(p.peak_flops("fp8") == 2614.9e12);
+    CHECK(p.memory_bandwidth == 5.3e12);
+    CHECK(p.memory_capacity == 192LL * 1024 * 1024 * 1024);
+    CHECK(p.intra_node_bandwidth == 7 * 64e9);  // seven links to the other GPUs together
+    CHECK(p.nvls_bus_bandwidth == 0);           // no switch, no in-fabric reduction
+  }
   for (const HardwareProfile& p : ppsim::hardware_presets()) {
     INFO(p.name);
     CHECK(ppsim::validate_hardware_profile(p).empty());
@@ -202,14 +221,17 @@ TEST_CASE("The presets carry the datasheet numbers") {
     CHECK_THAT(p.source, Contains("datasheet"));
     CHECK_THAT(p.source, Contains("Latencies are assumed"));
     CHECK_FALSE(p.gemm_model.empty());
-    CHECK_FALSE(p.attention_forward.empty());
-    CHECK_FALSE(p.attention_backward.empty());
+    // No per-length fused-attention figure is published for B200 or MI300X: no table, said in a source.
+    const bool attention_published = p.name != "B200-SXM-180GB" && p.name != "MI300X-OAM-192GB";
+    CHECK(p.attention_forward.empty() == !attention_published);
+    CHECK(p.attention_backward.empty() == !attention_published);
+    CHECK(std::any_of(p.sources.begin(), p.sources.end(), [](const std::string& s) { return s.starts_with("attention"); }));
     CHECK_FALSE(p.gemm.empty());
     CHECK_FALSE(p.memory.empty());
     CHECK_FALSE(p.intra_link.empty());
     CHECK_FALSE(p.inter_link.empty());
   }
-  CHECK(ppsim::hardware_presets().size() == 3);
+  CHECK(ppsim::hardware_presets().size() == 5);
   CHECK(ppsim::find_hardware_preset("H100") == nullptr);  // exact names only
 }
 

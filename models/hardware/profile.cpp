@@ -143,6 +143,66 @@ HardwareProfile h200_sxm_141gb() {
   return p;
 }
 
+HardwareProfile b200_sxm_180gb() {
+  HardwareProfile p;
+  p.name = "B200-SXM-180GB";
+  // Dense tensor peaks: half the datasheets' "with sparsity" figures (DGX B200: 72 PFLOPS FP8 and 36
+  // FP16/BF16 over 8 GPUs, sparse); FP32 80 TFLOPS as stas00/ml-engineering's table (NVIDIA's HGX
+  // page gives 75 per GPU: the lower figure matters only for FP32 work, which training does not do).
+  p.dense_peak_flops = {{"bf16", 2250e12}, {"fp16", 2250e12}, {"fp8", 4500e12}, {"tf32", 1125e12}, {"fp32", 80e12}};
+  p.memory_bandwidth = 8.0e12;   // DGX B200 datasheet: 64 TB/s over 8 GPUs
+  p.memory_capacity = 180 * kGiB;  // DGX B200 user guide: 1,440 GB over 8 GPUs
+  p.devices_per_node = 8;
+  p.intra_node_bandwidth = 900e9;  // NVLink 5: 1.8 TB/s total = 900 GB/s each direction
+  p.intra_node_latency = kAssumedNvlinkLatency;
+  p.inter_node_bandwidth = 50e9;  // one 400 Gb/s ConnectX-7 per GPU (DGX B200 user guide)
+  p.inter_node_latency = kAssumedInfinibandLatency;
+  p.host_bandwidth = 64e9;  // PCIe Gen5 x16
+  p.gemm = assumed_gemm_table();
+  p.gemm_fp8 = assumed_gemm_fp8_table();
+  p.latency_assumed = true;
+  set_published_efficiencies(p, PublishedGpu::kB200);
+  p.source =
+      "NVIDIA DGX B200 datasheet and user guide: 8x B200, 1,440 GB HBM3e and 64 TB/s in total, 72 PFLOPS FP8 and "
+      "36 PFLOPS FP16/BF16 with sparsity (dense is half: BF16 2250, FP8 4500, TF32 1125 TFLOPS per GPU), NVLink 5 "
+      "1.8 TB/s per GPU, 8x 400 Gb/s ConnectX-7; FP32 80 TFLOPS (stas00/ml-engineering compute/accelerator "
+      "table). Latencies are assumed; the efficiencies come from published microbenchmarks where there are "
+      "any (sources), and the rest is assumed as the sources say.";
+  return p;
+}
+
+HardwareProfile mi300x_oam_192gb() {
+  HardwareProfile p;
+  p.name = "MI300X-OAM-192GB";
+  // AMD Instinct MI300X data sheet: dense matrix peaks (the sheet also prints the doubled "with
+  // structured sparsity" ones): BF16/FP16 1307.4, FP8 2614.9, TF32 653.7, FP32 163.4 TFLOPS.
+  p.dense_peak_flops = {
+      {"bf16", 1307.4e12}, {"fp16", 1307.4e12}, {"fp8", 2614.9e12}, {"tf32", 653.7e12}, {"fp32", 163.4e12}};
+  p.memory_bandwidth = 5.3e12;   // 5.3 TB/s HBM3
+  p.memory_capacity = 192 * kGiB;  // 192 GB HBM3
+  p.devices_per_node = 8;          // the 8-GPU OAM platform, fully connected by Infinity Fabric
+  // Seven Infinity Fabric links of 64 GB/s each direction (128 GB/s "peak link bandwidth" read as both
+  // directions, as stas00/ml-engineering network/README.md reads it): 448 GB/s to the other seven
+  // together, which a collective over the 8 GPUs uses; a point-to-point send between two GPUs has
+  // one link, 64 GB/s, so pipeline sends inside a node are timed optimistically on this profile.
+  p.intra_node_bandwidth = 448e9;
+  p.intra_node_latency = kAssumedNvlinkLatency;
+  p.inter_node_bandwidth = 50e9;  // assumed: one 400 Gb/s NIC per GPU, as the NVIDIA platforms
+  p.inter_node_latency = kAssumedInfinibandLatency;
+  p.host_bandwidth = 64e9;  // PCIe Gen5 x16
+  p.gemm = assumed_gemm_table();
+  p.gemm_fp8 = assumed_gemm_fp8_table();
+  p.latency_assumed = true;
+  set_published_efficiencies(p, PublishedGpu::kMI300X);
+  p.source =
+      "AMD Instinct MI300X datasheet: 304 CUs, BF16/FP16 1307.4, FP8 2614.9, TF32 653.7, FP32 163.4 TFLOPS dense, "
+      "192 GB HBM3 at 5.3 TB/s, 7 Infinity Fabric links of 128 GB/s (64 GB/s each direction; 448 GB/s to the "
+      "other seven together, one link, 64 GB/s, to any one of them), PCIe Gen5 x16; 8 GPUs per OAM platform. The "
+      "inter-node NIC (400 Gb/s per GPU) is assumed. Latencies are assumed; the efficiencies come from published "
+      "microbenchmarks where there are any (sources), and the rest is assumed as the sources say.";
+  return p;
+}
+
 bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
 
 }  // namespace
@@ -268,7 +328,8 @@ std::string validate_hardware_profile(const HardwareProfile& p) {
 
 std::span<const HardwareProfile> hardware_presets() {
   // Built once, on first use (thread-safe static initialization), and never changed.
-  static const std::vector<HardwareProfile> presets = {a100_sxm4_80gb(), h100_sxm5_80gb(), h200_sxm_141gb()};
+  static const std::vector<HardwareProfile> presets = {a100_sxm4_80gb(), h100_sxm5_80gb(), h200_sxm_141gb(),
+                                                       b200_sxm_180gb(), mi300x_oam_192gb()};
   return presets;
 }
 

@@ -108,23 +108,44 @@ GemmModel published_gemm_model(PublishedGpu gpu) {
       model.sm_count = 132;
       model.peak_fraction = {{"bf16", 0.8478}, {"fp8", 0.7611}};
       break;
+    case PublishedGpu::kB200:
+      // B200: 148 SMs (chipsandcheese, "Nvidia's B200: Keeping the CUDA Juggernaut Rolling"; the device
+      // query in pytorch/ao PR 4002). The same table: bf16 1745.0 TFLOP/s at 1792x16128x3072, FP8
+      // 3432.5 at 15360x4096x3072. Blackwell's cuBLAS runs 2-SM 256-wide tiles; the model keeps its
+      // one tile shape, and the fraction absorbs the difference at the solved point.
+      model.sm_count = 148;
+      model.peak_fraction = {{"bf16", 0.7998}, {"fp8", 0.7844}};
+      break;
+    case PublishedGpu::kMI300X:
+      // MI300X: 304 compute units (8 XCDs of 38; chipsandcheese, "Testing AMD's Giant MI300X"), taken as
+      // the model's SMs. The same table: bf16 668.4 TFLOP/s at 10240x15360x8192 (ROCm 6.3, hipBLASLt
+      // with PyTorch's TunableOp); it prints no FP8 point, so FP8 GEMMs fall back to the assumed
+      // FLOP-keyed table.
+      model.sm_count = 304;
+      model.peak_fraction = {{"bf16", 0.5116}};
+      break;
   }
   return model;
 }
 
 EfficiencyTable published_memory_table(PublishedGpu gpu) {
-  // H200: no published H200 memory-bound kernel figure was found; H100's fractions of the (higher)
-  // H200 bandwidth are assumed to carry over.
+  // H200, B200 and MI300X: no published LayerNorm-like figure was found (Liger-Kernel's B200 rows are
+  // a GroupNorm that reaches only 0.61 of 8 TB/s at 1 GiB, read as kernel-limited); H100's fractions
+  // of each GPU's own bandwidth are assumed to carry over.
   return gpu == PublishedGpu::kA100 ? layer_norm_table(kA100LayerNormMs, kA100Hbm)
                                     : layer_norm_table(kH100LayerNormMs, kH100Hbm);
 }
 
 EfficiencyTable published_attention_forward(PublishedGpu gpu) {
+  // B200 and MI300X: no per-length fused-attention figure was found (FlashAttention-4's paper gives
+  // only its peak, 1613 TFLOP/s on B200): no table, and attention is timed from the GEMM model.
+  if (gpu == PublishedGpu::kB200 || gpu == PublishedGpu::kMI300X) return {};
   return gpu == PublishedGpu::kA100 ? attention_table(kA100FlashCausal, kA100Bf16Peak)
                                     : attention_table(kH100CudnnCausalForward, kHopperBf16Peak);
 }
 
 EfficiencyTable published_attention_backward(PublishedGpu gpu) {
+  if (gpu == PublishedGpu::kB200 || gpu == PublishedGpu::kMI300X) return {};
   if (gpu == PublishedGpu::kA100) return attention_table(kA100FlashCausal, kA100Bf16Peak);
   double causal[6];
   for (int i = 0; i < 6; ++i) {
@@ -134,10 +155,21 @@ EfficiencyTable published_attention_backward(PublishedGpu gpu) {
 }
 
 EfficiencyTable published_intra_link_table(PublishedGpu gpu) {
-  return link_table(gpu == PublishedGpu::kA100 ? 234.89 / 300 : 370.0 / 450);
+  switch (gpu) {
+    case PublishedGpu::kA100: return link_table(234.89 / 300);
+    // NVLink 5: 8-GPU ring all-reduce 682.2 GB/s bus bandwidth at 8 GiB of 900 (ml-engineering
+    // network/README.md, SHARP section, NVLS off, NCCL 2.27.7 on p6-b200).
+    case PublishedGpu::kB200: return link_table(682.2 / 900);
+    // Infinity Fabric: 8-GPU RCCL all-reduce 312.912 GB/s bus bandwidth at 4 GiB of the 448 GB/s the
+    // seven links give together (ml-engineering network/README.md, peer-to-peer section).
+    case PublishedGpu::kMI300X: return link_table(312.912 / 448);
+    default: return link_table(370.0 / 450);
+  }
 }
 
 EfficiencyTable published_inter_link_table(PublishedGpu gpu) {
+  // B200 and MI300X: no InfiniBand figure was found; the NDR NIC's 47 of 50 GB/s (H100, nccl-tests
+  // issue 290) is assumed to carry over to the same 400 Gb/s NIC.
   return link_table(gpu == PublishedGpu::kA100 ? 24.0 / 25 : 47.0 / 50);
 }
 
@@ -169,6 +201,24 @@ std::vector<std::string> published_sources(PublishedGpu gpu) {
             "sustained clock: NVIDIA's A100 HPL Rpeak at the 1305 MHz sustainable at the power limit, of 1410 MHz "
             "boost (glennklockwood.com/garden/peak-FLOPS, Rpeak)"};
   }
+  if (gpu == PublishedGpu::kB200) {
+    return {mamf + "NVIDIA B200 SXM bf16 1745.0 TFLOP/s at 1792x16128x3072, FP8 3432.5 at 15360x4096x3072",
+            "memory: H100's fractions from linkedin/Liger-Kernel benchmark/data/all_benchmark_data.csv at ead96b61 "
+            "(no B200 LayerNorm figure published; assumed to carry over)",
+            "links: stas00/ml-engineering network/README.md, SHARP section (8x B200, NCCL 2.27.7: ring all-reduce "
+            "682.2 GB/s, NVLS 838.0 GB/s at 8 GiB, NVLS from 6 GPUs); inter-node: NDR's 46-48 GB/s per NIC "
+            "(NVIDIA/nccl-tests issue 290, H100) assumed for the same NIC",
+            "attention: none published per sequence length (timed from the GEMM model)"};
+  }
+  if (gpu == PublishedGpu::kMI300X) {
+    return {mamf + "AMD MI300X bf16 668.4 TFLOP/s at 10240x15360x8192 (ROCm 6.3, TunableOp); no FP8 point",
+            "memory: H100's fractions from linkedin/Liger-Kernel benchmark/data/all_benchmark_data.csv at ead96b61 "
+            "(no MI300X figure published; assumed to carry over)",
+            "links: stas00/ml-engineering network/README.md, peer-to-peer section (8x MI300X RCCL all-reduce "
+            "312.912 GB/s bus bandwidth at 4 GiB of 448 GB/s); inter-node assumed as NDR (46-48 of 50 GB/s, "
+            "NVIDIA/nccl-tests issue 290)",
+            "attention: none published per sequence length (timed from the GEMM model)"};
+  }
   std::vector<std::string> sources = {
       gpu == PublishedGpu::kH100
           ? mamf + "H100 SXM bf16 794.5 TFLOP/s at 2048x2048x13312, FP8 1402.6 at 1024x9216x14336"
@@ -198,7 +248,10 @@ NvlsFigures published_nvls(PublishedGpu gpu) {
   // the ring reaches 370. The same section's sweep by GPU count, at 8 GiB on an 8x H200 node, has
   // NCCL choose the ring at 4 GPUs and NVLS from 5 (363.3 vs 414.2 GB/s); we take that threshold for
   // H100 as well, the same switch generation.
-  if (gpu == PublishedGpu::kA100) return {};
+  if (gpu == PublishedGpu::kA100 || gpu == PublishedGpu::kMI300X) return {};  // MI300X: no switch
+  // B200 (fourth-generation NVSwitch): 838.0 GB/s at 8 GiB on eight B200s, NVLS chosen from 6 GPUs
+  // (ml-engineering network/README.md, SHARP section, p6-b200 with AWS's tuner plugin).
+  if (gpu == PublishedGpu::kB200) return {.all_reduce_bus_bandwidth = 838e9, .min_ranks = 6};
   return {.all_reduce_bus_bandwidth = 480e9, .min_ranks = 5};
 }
 

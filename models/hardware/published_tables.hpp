@@ -17,7 +17,7 @@
 
 namespace ppsim {
 
-enum class PublishedGpu { kA100, kH100, kH200 };
+enum class PublishedGpu { kA100, kH100, kH200, kB200, kMI300X };
 
 // The shape model of GEMMs (gemm_model.hpp) with each precision's peak fraction solved from the
 // GPU's best published cuBLAS point (tests/gemm_model_test.cpp re-solves them and checks every
