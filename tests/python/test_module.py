@@ -117,7 +117,7 @@ def test_fsdp_per_block_settings_run_as_their_flags_do():
                        grad_reduce_dtype="bf16")
     assert result == expected
     assert result["scenario"]["reshard-after-forward"] == "never"
-    with pytest.raises(ppsim.InputError, match=r"\$\.fsdp-unit: must be block or stage, got .layer."):
+    with pytest.raises(ppsim.InputError, match=r"ppsim.run: fsdp_unit: must be block or stage, got .layer."):
         ppsim.run(model="llama3.1-8b", fsdp=True, fsdp_unit="layer")
 
 
@@ -138,9 +138,9 @@ def test_a_plan_is_the_command_lines_and_names_its_keywords_in_errors():
     assert result == expected
     assert len(result["layouts"]) == 2
     assert result["layouts"][0]["launch"]["megatron"].startswith("--tensor-model-parallel-size")
-    with pytest.raises(ppsim.InputError, match=r"ppsim.plan: \$\.gpus: needs 1 to"):
+    with pytest.raises(ppsim.InputError, match=r"ppsim.plan: gpus: needs 1 to"):
         ppsim.plan(0, model=model, global_batch=64)
-    with pytest.raises(ppsim.InputError, match=r"ppsim.plan: \$\.objective: 'fast' is not"):
+    with pytest.raises(ppsim.InputError, match=r"ppsim.plan: objective: 'fast' is not"):
         ppsim.plan(16, model=model, global_batch=64, objective="fast")
 
 
@@ -178,13 +178,16 @@ def test_bad_input_raises_input_error_with_the_clis_message(tmp_path):
 @pytest.mark.parametrize(
     "settings, message",
     [
-        ({"p": 0}, "ppsim.run: $.p: must be a positive integer, got 0"),
+        ({"p": 0}, "ppsim.run: p: must be a positive integer, got 0"),
+        ({"micro_batch": 0}, "ppsim.run: micro_batch: must be a positive integer, got 0"),
+        ({"forward": "1ms"}, "ppsim.run: backward: its default has no unit, but ppsim.run: forward has one: give every "
+                             "time a unit (1ms, 2ms) or none (set it, with a unit)"),
         ({"schedule": "zbv", "v": 3}, None),
         ({"forward": float("nan")}, None),
         ({"colour": "red"}, None),
     ],
 )
-def test_settings_errors_name_their_json_path(settings, message):
+def test_settings_errors_name_their_keyword(settings, message):
     with pytest.raises(ppsim.InputError) as raised:
         ppsim.run(**settings)
     text = str(raised.value)
@@ -192,6 +195,26 @@ def test_settings_errors_name_their_json_path(settings, message):
     assert "\n" not in text
     if message is not None:
         assert text == message
+
+
+def test_a_keyword_that_conflicts_with_an_argument_is_refused():
+    with pytest.raises(ppsim.InputError, match="ppsim.compare: schedule: conflicts with schedules"):
+        ppsim.compare(["1f1b"], schedule="zbv")
+
+
+def test_help_lists_every_setting_from_the_clis_table():
+    for key, flag, value, text in ppsim._core.settings():
+        assert f"    {key.replace('-', '_')}=" in ppsim.run.__doc__
+    assert "micro_batch=N" in ppsim.run.__doc__ and "sequences per micro-batch" in ppsim.run.__doc__
+    assert "recompute=MODE" in ppsim.compare.__doc__
+    help_text = cli("run", "--help").stdout
+    assert "--micro-batch N" in help_text  # the same table
+
+
+def test_the_type_stubs_name_every_public_function():
+    stubs = open(os.path.join(os.path.dirname(ppsim.__file__), "__init__.pyi")).read()
+    for name in ppsim.__all__:
+        assert f"def {name}(" in stubs or f"class {name}(" in stubs, name
 
 
 def test_run_takes_one_schedule_as_the_cli_does():
@@ -251,7 +274,7 @@ def test_synth_is_the_clis(tmp_path):
     assert found == by_cli
     assert (tmp_path / "found.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
     assert ppsim.run(schedule_file=str(tmp_path / "found.csv"), **settings)["makespan"] == found["synth"]["makespan"]
-    with pytest.raises(ppsim.InputError, match="--memory-limit"):
+    with pytest.raises(ppsim.InputError, match="^ppsim.synth: memory_limit: "):
         ppsim.synth("1 B", **settings)
 
 
@@ -311,7 +334,7 @@ def test_check_re_runs_a_baseline_as_ppsim_check_does(tmp_path):
     moved = ppsim.check(path, only=["makespan"])
     assert moved["moved"] == [{"figure": "[1f1b] makespan", "baseline": "30.0", "now": "33.0", "change": "+10%"}]
     assert moved["report"] == cli("check", str(path), "--only", "makespan", check=False).stdout
-    with pytest.raises(ppsim.InputError, match="--rtol: must be a finite number >= 0"):
+    with pytest.raises(ppsim.InputError, match="^ppsim.check: rtol: must be a finite number >= 0"):
         ppsim.check(path, rtol=-1)
 
 
@@ -344,7 +367,7 @@ def test_a_sharded_sweep_writes_and_merges_the_files_ppsim_sweep_does(tmp_path):
     tables = json.loads((tmp_path / "tables.json").read_text())
     assert tables["top"] == result["top"] and "points" not in tables
     assert page.read_text().startswith("<!DOCTYPE html>")
-    with pytest.raises(ppsim.InputError, match="--shard: must be I/N"):
+    with pytest.raises(ppsim.InputError, match="^ppsim.sweep: shard: must be I/N"):
         ppsim.sweep(study, shard="3/3")
 
 

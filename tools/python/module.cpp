@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "study/api.hpp"
+#include "study/input/config.hpp"
 
 namespace py = pybind11;
 
@@ -287,4 +288,17 @@ PYBIND11_MODULE(_core, module) {
       "ppsim plan --format json");
   module.def("schedules", [] { return ppsim::schedule_list_json().dump(); }, "ppsim schedules --format json");
   module.def("models", [] { return ppsim::preset_list_json().dump(); }, "ppsim models --format json");
+  module.def(
+      "settings",
+      [] {
+        // The table behind `ppsim run --help` and the config reader (study/input/config.hpp), so that
+        // help(ppsim.run) lists what --help does.
+        py::list rows;
+        for (const ppsim::SettingInfo& setting : ppsim::scenario_settings()) {
+          rows.append(py::make_tuple(std::string(setting.key), std::string(setting.flag), std::string(setting.value_name),
+                                     std::string(setting.help)));
+        }
+        return rows;
+      },
+      "the settings: (key, flag, value name, help) as ppsim run --help lists them");
 }

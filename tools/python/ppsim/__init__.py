@@ -16,14 +16,15 @@ Bad input raises ``InputError`` (a ``ValueError``), a schedule that is invalid o
 Every argument is validated here before the library sees it: a wrong type or shape (a number where
 a path goes, a setting that is not JSON or nests deeper than 64 levels, a NUL character, ``jobs``
 outside 0..4096) is an ``InputError`` that names the function and the keyword, as
-``ppsim.run: weight: ...``; the library's own messages name the setting's JSON path, as
-``ppsim.run: $.p: ...``. Every message is one line of at most 400 characters, echoed values cut to
-80 with "...", as the command line's are.
+``ppsim.run: weight: ...``; the library's own messages name the keyword too, as
+``ppsim.run: micro_batch: ...`` (a config file's, its JSON path). Every message is one line of at
+most 400 characters, echoed values cut to 80 with "...", as the command line's are.
 """
 
 import json
 import numbers
 import os
+import re
 
 try:
     from . import _core
@@ -116,13 +117,26 @@ def _fail(origin, keyword, detail):
     raise InputError(_one_line(f"{origin}: {_excerpt(keyword)}: {detail}"))
 
 
+def _as_keywords(message, origin):
+    """The library names a setting as the command line and a config do: `origin: $.micro-batch` for
+    what the call gave, `--micro-batch:` or `-p:` for a default. Python's caller wrote keywords, so
+    the message names them so: `micro_batch`. A config file's own paths ("cfg.json: $.p") stay."""
+    leading = re.match(r"--?([a-z][a-z0-9-]*):", message)
+    if leading:  # a message about a flag's default, which names no origin: the call's
+        message = f"{origin}: {leading.group(1).replace('-', '_')}:{message[leading.end():]}"
+    prefix = re.escape(origin) + r": \$\.([A-Za-z0-9_-]+)"
+    message = re.sub(prefix, lambda found: f"{origin}: {found.group(1).replace('-', '_')}", message)
+    message = re.sub(r"(?<![\w`-])--([a-z][a-z0-9-]*)(?=:)", lambda found: found.group(1).replace("-", "_"), message)
+    return re.sub(r"(?<![\w`-])-([a-z])(?=:)", r"\1", message)
+
+
 def _core_call(origin, function, *args):
     """Calls the library; its InputError arrives bounded, and pybind11's long "incompatible function
     arguments" TypeError (the validation here should leave none) becomes a short InputError."""
     try:
         return function(*args)
     except InputError as error:
-        raise InputError(_one_line(str(error))) from None
+        raise InputError(_one_line(_as_keywords(str(error), origin))) from None
     except TypeError as error:
         first = str(error).split("\n", 1)[0]
         raise InputError(_one_line(f"{origin}: the library refused the arguments' types: {_excerpt(first)}")) from None
@@ -307,6 +321,8 @@ def compare(schedules=None, *, config=None, svg=None, html=None, trace=None, exp
     origin = "ppsim.compare"
     if schedules is not None:
         names = _texts(schedules, origin, "schedules")
+        if "schedule" in settings:
+            _fail(origin, "schedule", "conflicts with schedules (the first argument): give the schedules once")
         settings["schedule"] = schedules if isinstance(schedules, str) else names
     config = _path(config, origin, "config")
     pictures = _pictures(origin, svg, html, trace)
@@ -464,3 +480,18 @@ def records(results):
                         if not isinstance(value, (dict, list)) and key != "device"})
             rows.append(row)
     return rows
+
+
+def _settings_doc():
+    # Every setting, generated from the table behind `ppsim run --help`: what help(ppsim.run) lists.
+    lines = ["", "", "Settings (keywords; the config file's keys with underscores for dashes, as `ppsim run --help`):"]
+    for key, flag, value, text in _core.settings():
+        name = key.replace("-", "_")
+        spelled = f"{name}={value}" if value else f"{name}=True|False"
+        lines.append(f"    {spelled}")
+        lines.append(f"        {text}")
+    return "\n".join(lines)
+
+
+run.__doc__ += _settings_doc()
+compare.__doc__ += _settings_doc()
