@@ -9,6 +9,8 @@
 #include "models/transformer/architecture.hpp"
 #include "schedules/registry.hpp"
 #include "study/common/version.hpp"
+#include "study/input/config.hpp"
+#include "study/sweep/sweep_study.hpp"
 #include "support/cli_run.hpp"
 #include "tools/calibrate/backend.hpp"
 #include "tools/calibrate/cli.hpp"
@@ -141,4 +143,37 @@ TEST_CASE("ppsim --version names the release and the git revision the binary was
   CHECK(version.out == std::string("ppsim ") + ppsim::version() + " (git " + ppsim::git_revision() + ")\n");
   CHECK(std::string(ppsim::version()) == PPSIM_PROJECT_VERSION);
   CHECK(!std::string(ppsim::git_revision()).empty());
+}
+
+namespace {
+// A word as man(7) text writes it: each "-" as "\-".
+std::string dashes_escaped(std::string_view word) {
+  std::string out;
+  for (const char c : word) out += c == '-' ? std::string("\\-") : std::string(1, c);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("The man page documents every config key and study key, and the bare default's report", "[cli-docs]") {
+  std::string page;
+  ppsim::visit_cli_definition([&](const CLI::App& app) {
+    page = ppsim::cli_docs::man_page(app, ppsim::cli_docs::ppsim_docs("/usr/share/ppsim"));
+  });
+  const std::size_t config = page.find(".SH CONFIG FILES");
+  const std::size_t study = page.find(".SH STUDY FILES");
+  REQUIRE(config != std::string::npos);
+  REQUIRE(study != std::string::npos);
+  const std::string config_section = page.substr(config, study - config);
+  for (const ppsim::SettingInfo& setting : ppsim::scenario_settings()) {
+    INFO(setting.key);
+    CHECK(config_section.find("\"" + dashes_escaped(setting.key) + "\"") != std::string::npos);
+  }
+  for (const ppsim::StudyKeyInfo& key : ppsim::study_keys()) {
+    INFO(key.key);
+    CHECK(page.find("\"" + dashes_escaped(key.key) + "\" \\- ", study) != std::string::npos);
+  }
+  CHECK(page.find("ppsim\\-report.html") != std::string::npos);
+  CHECK(page.find("/usr/local/share/ppsim/examples") == std::string::npos);  // the .deb's directory, not the build's
+  const CliRun help = cli({"--help"});
+  CHECK(help.out.find("ppsim-report.html") != std::string::npos);
 }

@@ -18,8 +18,23 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<std::string_view, 8> kStudyKeys = {"description", "fixed",         "axes",          "gpus",
-                                                        "objective",   "bubble_target", "memory_limit", "top"};
+// A study file's keys, with what each holds: the reader's list and the man page's (study_keys()).
+constexpr std::array<StudyKeyInfo, 8> kStudyKeyInfo = {{
+    {"description", "a line of text shown above the summary"},
+    {"fixed", "settings every point shares, as a run config's keys (\"model\": \"llama3.1-8b\", \"seq\": 4096)"},
+    {"axes", "the settings that vary: each a list of values, a range {\"from\", \"to\", \"step\" or \"times\"}, or "
+             "a named list of objects of settings varied together"},
+    {"gpus", "the GPUs every layout must use: t * context-parallel * p * d (with a model)"},
+    {"objective", "what ranks the points: throughput (default), bubble, memory, time or p99_step_time"},
+    {"bubble_target", "the bubble ratio choose-m aims under (default 0.1)"},
+    {"memory_limit", "bytes a device may hold, e.g. \"80 GiB\" (default: the hardware's memory with a model)"},
+    {"top", "rows of the summary's best table (default 10)"},
+}};
+constexpr std::array<std::string_view, 8> kStudyKeys = [] {
+  std::array<std::string_view, 8> keys{};
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = kStudyKeyInfo[i].key;
+  return keys;
+}();
 // Integer settings: their ranges step in integers.
 constexpr std::array<std::string_view, 9> kCountKeys = {"p",   "m",            "v",          "t",          "d",
                                                         "seq", "micro-batch", "global-batch", "bucket-size"};
@@ -324,6 +339,8 @@ bool Study::has_axis(std::string_view key) const {
   }
   return false;
 }
+
+std::span<const StudyKeyInfo> study_keys() { return kStudyKeyInfo; }
 
 Study parse_study(const nlohmann::ordered_json& json, const std::string& origin, const std::string& directory) {
   Study study;

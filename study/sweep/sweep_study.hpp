@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,13 @@ inline constexpr std::size_t kMaxStudyPoints = 1'000'000;
 
 // Reads a study file. Relative model, hardware and schedule files are found beside it.
 Study load_study(const std::string& path);
+
+// The keys of a study file and what each holds, as the reader takes them and the man page lists them.
+struct StudyKeyInfo {
+  std::string_view key;
+  std::string_view help;
+};
+std::span<const StudyKeyInfo> study_keys();
 
 // A study from JSON already read; `origin` names it in errors, `directory` is where relative files are.
 Study parse_study(const nlohmann::ordered_json& json, const std::string& origin, const std::string& directory = "");

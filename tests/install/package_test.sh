@@ -33,6 +33,26 @@ done
 
 root="$work/root"
 dpkg -x "$deb" "$root"
+
+# Every shared library an installed binary or module loads comes from a package Depends names (a
+# CUDA or NCCL library from a toolkit outside Debian would not: ppsim-calibrate's CUDA backend must
+# not reach the .deb unless its libraries are declared).
+depends_names="$(sed 's/ ([^)]*)//g' <<<"$depends" | tr ',|' '\n\n' | tr -d ' ')"
+while IFS= read -r -d '' file; do
+  file -b "$file" | grep -q '^ELF' || continue
+  while read -r library; do
+    [ -n "$library" ] || continue
+    owner="$(dpkg -S "$(readlink -f "$library")" 2>/dev/null | head -n1 | cut -d: -f1)" ||
+      owner=""
+    [ -n "$owner" ] || owner="$(dpkg -S "$library" 2>/dev/null | head -n1 | cut -d: -f1)" || owner=""
+    if [ -z "$owner" ]; then
+      echo "FAIL: ${file#"$root"} loads $library, which no Debian package provides"
+      exit 1
+    fi
+    grep -qxF "$owner" <<<"$depends_names" ||
+      { echo "FAIL: ${file#"$root"} loads $library from $owner, which Depends lacks: $depends"; exit 1; }
+  done < <(ldd "$file" 2>/dev/null | sed -n 's/^.* => \(\/[^ ]*\) .*$/\1/p')
+done < <(find "$root" -type f -print0)
 revision="$("$build/tools/ppsim/ppsim" --version | sed -n 's/^ppsim [^ ]* (git \(.*\))$/\1/p')"
 [ -n "$revision" ] || { echo "FAIL: the build's ppsim --version names no git revision"; exit 1; }
 [ "$("$root/usr/bin/ppsim" --version)" = "ppsim $version (git $revision)" ] ||

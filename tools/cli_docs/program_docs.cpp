@@ -5,7 +5,9 @@
 #include "models/transformer/architecture.hpp"
 #include "schedules/registry.hpp"
 #include "study/common/version.hpp"
+#include "study/input/config.hpp"
 #include "study/input/preset_family.hpp"
+#include "study/sweep/sweep_study.hpp"
 
 namespace ppsim::cli_docs {
 
@@ -39,12 +41,33 @@ CommandDocs ppsim_docs(std::string_view data_dir) {
                   {"--recompute", {"none", "selective", "full"}},
                   {"--precision", {"bf16", "fp16", "fp8"}}};
   docs.sections.emplace_back("Schedules", schedule_lines);
+  // The config file's keys are the settings' (the long option names and Megatron-LM's and
+  // torchtitan's names work too); a study file's are its own.
+  std::vector<std::string> config_lines;
+  for (const ppsim::SettingInfo& setting : ppsim::scenario_settings()) {
+    config_lines.push_back("\"" + std::string(setting.key) + "\"" +
+                           (setting.value_name.empty() ? ": true or false" : ": " + std::string(setting.value_name)) +
+                           " - " + std::string(setting.help) + ".");
+  }
+  config_lines.push_back("A key may also be the long option name (\"tensor-parallel\"), Megatron-LM's argument "
+                         "(\"tensor-model-parallel-size\") or torchtitan's, in \"parallelism\", \"training\" and "
+                         "\"activation_checkpoint\" objects as its TOML sections.");
+  docs.sections.emplace_back("Config files", config_lines);
+  std::vector<std::string> study_lines;
+  for (const ppsim::StudyKeyInfo& key : ppsim::study_keys()) {
+    study_lines.push_back("\"" + std::string(key.key) + "\" - " + std::string(key.help) + ".");
+  }
+  docs.sections.emplace_back("Study files (ppsim sweep)", study_lines);
   docs.sections.emplace_back(
       "Files", std::vector<std::string>{
+                   "ppsim-report.html: what a bare `ppsim` (no command) writes, the pictures of its default study "
+                   "(GPipe and 1F1B, p=4, m=8) in the current directory.",
                    dir + "/examples: run configs (ppsim run -c FILE).",
                    dir + "/models and " + dir + "/hardware: the model and hardware presets as JSON, to copy and edit.",
                    dir + "/studies: sweep studies (ppsim sweep FILE).",
-                   dir + "/validation: published training runs that ppsim's predictions are checked against."});
+                   dir + "/validation: published training runs that ppsim's predictions are checked against.",
+                   dir + " is where the Debian package puts them; `cmake --install` puts them in share/ppsim under "
+                         "its prefix (" PPSIM_INSTALL_DATA_DIR ")."});
   docs.sections.emplace_back(
       "Examples",
       std::vector<std::string>{"ppsim compare -s gpipe,1f1b,zb-h1 -p 8 -m 32",

@@ -249,7 +249,8 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
                                 std::ostream& err, const std::function<void(const CLI::App&)>* visit = nullptr) {
   CLI::App app{
       "ppsim: a discrete-event simulator of pipeline-parallel training schedules.\n"
-      "Without a command it compares GPipe and 1F1B at p=4, m=8, F=1, B=2.",
+      "Without a command it compares GPipe and 1F1B at p=4, m=8, F=1, B=2, and writes their pictures to "
+      "ppsim-report.html in the current directory.",
       "ppsim"};
   app.formatter(std::make_shared<HelpFormatter>());  // before the subcommands, which copy it
   app.set_version_flag("--version", version_line("ppsim"));
