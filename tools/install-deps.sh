@@ -17,7 +17,7 @@
 set -euo pipefail
 
 packages=(cmake make g++ libcli11-dev nlohmann-json3-dev zlib1g-dev catch2 libbenchmark-dev python3-dev pybind11-dev python3-pybind11)
-test_packages=(chromium python3-pytest dpkg-dev file groff-base zsh)
+test_packages=(chromium python3-pytest python3-pip python3-setuptools python3-wheel dpkg-dev file groff-base zsh)
 # The tests read what ppsim writes with these libraries: they are needed to build the tests at all.
 test_libraries=(libxml2-dev libpng-dev)
 sanitize_packages=(clang-14 libclang-rt-14-dev)
