@@ -303,3 +303,16 @@ TEST_CASE("a TMPDIR that does not exist does not stop a streamed JSON timeline",
   CHECK(run.err.empty());
   CHECK(nlohmann::json::parse(run.out).at("timeline").at("spans").size() == 8);
 }
+
+TEST_CASE("--width sets the figures' width, and a width out of range is refused naming it", "[cli][pictures]") {
+  const ppsim::test::TempDir dir("width");
+  const CliRun run = cli({"compare", "-s", "gpipe,1f1b", "--svg", dir.file("a.svg"), "--html", dir.file("a.html"),
+                          "--width", "2400"});
+  REQUIRE(run.status == 0);
+  CHECK(read(dir.file("a.svg")).find("width=\"2400\"") != std::string::npos);
+  CHECK(read(dir.file("a.html")).find("width=\"2400\"") != std::string::npos);
+  const CliRun bad = cli({"run", "--svg", dir.file("b.svg"), "--width", "90"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "ppsim: error: --width: must be a width from 400 to 20000 px, got '90'\n");
+  CHECK_FALSE(std::filesystem::exists(dir.file("b.svg")));
+}

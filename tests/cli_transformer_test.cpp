@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -622,10 +623,14 @@ TEST_CASE("Every training result says where its hardware numbers come from, and 
                                      "--html", page});
   REQUIRE(html.status == 0);
   const std::string text = ppsim::test::read_whole(page);
-  CHECK_THAT(text, Contains("<tr><td>hardware numbers</td><td>published microbenchmarks (5 sources)</td>"
-                            "<td>published microbenchmarks (5 sources)</td></tr>"));
-  CHECK_THAT(text, Contains("<tr><td>step_time</td>"));
-  CHECK_THAT(text, Contains("<tr><td>mfu</td>"));
+  CHECK_THAT(text, Contains("<tr><td>hardware numbers</td><td>H100-SXM5-80GB: published microbenchmarks (5 sources)"
+                            "</td><td>H100-SXM5-80GB: published microbenchmarks (5 sources)</td></tr>"));
+  // The training step first after the pipeline's figures, before the per-device rows.
+  const std::size_t step = text.find("<tr><td>step_time</td><td>");
+  REQUIRE(step != std::string::npos);
+  CHECK(step < text.find("<tr><td>peak_stashed d0</td>"));
+  CHECK(text.find(" s</td>", step) < text.find("<tr><td>tokens_per_second</td>"));  // seconds, said
+  CHECK(std::regex_search(text, std::regex("<tr><td>mfu</td><td>[0-9.]+%</td><td>[0-9.]+%</td></tr>")));
 }
 
 TEST_CASE("A layout that fits with under 5% free is tight, and --memory-headroom keeps a share free that fits and "

@@ -24,7 +24,9 @@ Report one_f_one_b(int p, int m, const UniformCosts& costs = {}) {
   return simulate_report("1f1b", build_one_f_one_b({p, m, 1}), costs);
 }
 
-std::string svg_of(const Report& report) { return render_svg(std::span<const Report>(&report, 1)); }
+std::string svg_of(const Report& report, double width = 0) {
+  return render_svg(std::span<const Report>(&report, 1), {}, width);
+}
 
 }  // namespace
 
@@ -53,14 +55,39 @@ TEST_CASE("the svg labels boxes with their micro-batch when the label fits", "[s
 }
 
 TEST_CASE("boxes too narrow for a 10 px label get an 8 px one: at m=64 every backward is numbered", "[svg]") {
-  // 1F1B p=4, m=64: 201 time units over the lane, about 5.4 px a unit. A backward (10.7 px) holds
-  // two digits at 8 px, not at 10; a forward (5.4 px) one digit at 8 px.
-  const std::string svg = svg_of(one_f_one_b(4, 64));
+  // 1F1B p=4, m=64 at --width 1160: 201 time units over the lane, about 5.4 px a unit. A backward
+  // (10.7 px) holds two digits at 8 px, not at 10; a forward (5.4 px) one digit at 8 px.
+  const std::string svg = svg_of(one_f_one_b(4, 64), 1160);
   for (const int microbatch : {10, 37, 63}) {
     CHECK(count_of(svg, "<text class=\"mb light tiny\"") >= 1);
     CHECK(count_of(svg, ">" + std::to_string(microbatch) + "</text>") == 4);  // its B on each device
   }
   CHECK(count_of(svg, "<text class=\"mb light tiny\"") == 4 * 54);  // B10..B63 on 4 devices
+}
+
+TEST_CASE("A figure grows with its busiest device's ops, so that more of them carry a label", "[svg]") {
+  // 1F1B p=4, m=64: 128 ops on each device, 14 px each: 64 + 16 + 14 * 128 = 1872 px wide. A
+  // backward is then 17.8 px, wide enough for two digits at 10 px.
+  const std::string svg = svg_of(one_f_one_b(4, 64));
+  CHECK(svg.find("width=\"1872\"") != std::string::npos);
+  CHECK(count_of(svg, "<text class=\"mb light\"") == 4 * 64);  // every backward at 10 px
+  // A small run keeps the page's 1160 px; a huge one stops at 4800; --width sets it.
+  CHECK(svg_of(one_f_one_b(4, 8)).find("width=\"1160\"") != std::string::npos);
+  CHECK(svg_of(one_f_one_b(4, 512)).find("width=\"4800\"") != std::string::npos);
+  CHECK(svg_of(one_f_one_b(4, 8), 2000).find("width=\"2000\"") != std::string::npos);
+}
+
+TEST_CASE("A V-shape's boxes say the whole op where it fits, else the micro-batch alone", "[svg]") {
+  // ZB-V p=4, m=8 holds two stages per device: "7W0" where the box is wide enough, "0" where only
+  // the micro-batch fits (the stage and kind stay in the tooltip and the shading), nothing narrower.
+  const Report report = simulate_report("zbv", ppsim::build_zero_bubble_v({4, 8, 2}));
+  const std::string wide = svg_of(report, 4000);
+  const std::string narrow = svg_of(report, 600);
+  CHECK(count_of(wide, "W0</text>") > 0);
+  CHECK(count_of(narrow, "W0</text>") == 0);
+  CHECK(count_of(narrow, ">0</text>") > 0);
+  // No label is wider than its box: each text sits in a box at least its characters wide.
+  REQUIRE_FALSE(xml_error(narrow));
 }
 
 TEST_CASE("a device's later chunks are drawn in lighter shades, and the legend says so", "[svg]") {

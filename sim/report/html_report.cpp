@@ -71,6 +71,18 @@ std::vector<SummaryRow> summary_rows(std::span<const Report> reports,
   add("bubble_overhead", [&](std::size_t i) { return format_figure(result(i).bubble_overhead); });
   closed_form(Figure::kBubbleOverhead);
   add("comm_ratio", [&](std::size_t i) { return format_figure(result(i).comm_ratio); });
+  // A model's training step, first after the pipeline's own figures (a model comparison is for it),
+  // and where its hardware numbers come from.
+  if (std::any_of(reports.begin(), reports.end(), [](const Report& report) { return report.training.has_value(); })) {
+    auto training = [&](const std::function<std::string(const TrainingFigures&)>& cell) {
+      return [&, cell](std::size_t i) { return reports[i].training ? cell(*reports[i].training) : std::string("-"); };
+    };
+    add("step_time", training([](const TrainingFigures& t) { return format_figure(t.step_time) + " s"; }));
+    add("tokens_per_second", training([](const TrainingFigures& t) { return format_figure(t.tokens_per_second); }));
+    add("mfu", training([](const TrainingFigures& t) { return format_figure(100 * t.mfu) + "%"; }));
+    add("hardware numbers",
+        training([](const TrainingFigures& t) { return t.hardware + ": " + t.hardware_provenance; }));
+  }
 
   std::size_t devices = 0;
   for (const Report& report : reports) devices = std::max(devices, report.result.per_device.size());
@@ -92,18 +104,6 @@ std::vector<SummaryRow> summary_rows(std::span<const Report> reports,
   };
   device_rows("peak_stashed", [](const DeviceFigures& f) { return format_figure(f.peak_stashed); });
   if (bytes) device_rows("peak_memory", [](const DeviceFigures& f) { return format_bytes(f.peak_memory_bytes); });
-  // A transformer study's training step, and where its hardware numbers come from.
-  const bool training = std::any_of(reports.begin(), reports.end(),
-                                    [](const Report& report) { return report.training.has_value(); });
-  if (training) {
-    auto training_row = [&](std::string name, const std::function<std::string(const TrainingFigures&)>& cell) {
-      add(std::move(name), [&](std::size_t i) { return reports[i].training ? cell(*reports[i].training) : "-"; });
-    };
-    training_row("step_time", [](const TrainingFigures& t) { return format_figure(t.step_time); });
-    training_row("tokens_per_second", [](const TrainingFigures& t) { return format_figure(t.tokens_per_second); });
-    training_row("mfu", [](const TrainingFigures& t) { return format_figure(t.mfu); });
-    training_row("hardware numbers", [](const TrainingFigures& t) { return t.hardware_provenance; });
-  }
   const bool capacity = std::any_of(reports.begin(), reports.end(),
                                     [](const Report& report) { return report.memory_capacity.has_value(); });
   if (capacity) {
@@ -161,9 +161,9 @@ std::string params_line(std::span<const Report> reports, const FigureScale& scal
 
 }  // namespace
 
-HtmlLayout html_layout(std::span<const Report> reports) {
+HtmlLayout html_layout(std::span<const Report> reports, double width_asked) {
   HtmlLayout layout;
-  const FigureScale scale = figure_scale(reports);
+  const FigureScale scale = figure_scale(reports, width_asked);
   double y = kPadTop + kHeadingHeight + kParamsHeight + summary_height(summary_rows(reports, {}).size());
   double width = 0;
   for (std::size_t i = 0; i < reports.size(); ++i) {
@@ -189,7 +189,7 @@ HtmlLayout html_layout(std::span<const Report> reports) {
 }
 
 std::string render_html_report(std::span<const Report> reports,
-                               std::span<const std::vector<ClosedFormNote>> closed_forms) {
+                               std::span<const std::vector<ClosedFormNote>> closed_forms, double width) {
   std::string out;
   std::string names;
   for (const Report& report : reports) names += (names.empty() ? "" : " vs ") + report.schedule;
@@ -201,7 +201,7 @@ std::string render_html_report(std::span<const Report> reports,
     out += "<p class=\"params\">no schedules</p>\n</body>\n</html>\n";
     return out;
   }
-  const FigureScale scale = figure_scale(reports);
+  const FigureScale scale = figure_scale(reports, width);
   out += "<p class=\"params\">" + xml_escape(params_line(reports, scale)) + "</p>\n";
 
   const std::vector<SummaryRow> rows = summary_rows(reports, closed_forms);

@@ -33,10 +33,11 @@ struct HtmlLayout {
 
 // Every block of the page has a fixed height, so lane positions are known without a browser:
 // the browser test checks the pixels there.
-HtmlLayout html_layout(std::span<const Report> reports);
+HtmlLayout html_layout(std::span<const Report> reports, double width = 0);
 
 // `closed_forms[i]`, when given, holds report i's closed forms (ppsim formulas' rows).
+// `width`: the figures' width in px, as --width gives it (0: figure_scale's automatic width).
 std::string render_html_report(std::span<const Report> reports,
-                               std::span<const std::vector<ClosedFormNote>> closed_forms = {});
+                               std::span<const std::vector<ClosedFormNote>> closed_forms = {}, double width = 0);
 
 }  // namespace ppsim

@@ -114,13 +114,18 @@ TimelineCounts timeline_counts(const Report& report) {
   return counts;
 }
 
-std::string op_label(const Span& span, bool several_stages) {
-  const auto one = [&](const Action& action) {
-    return several_stages ? to_string(action) : std::to_string(action.microbatch);
+// A box's label, fullest first: with several stages per device the op as torch writes it ("7W0"),
+// then the micro-batch alone ("0"; the stage and kind are in the tooltip and the shading); with one,
+// the micro-batch. An overlapped pair joins its two with "+".
+std::vector<std::string> op_labels(const Span& span, bool several_stages) {
+  const auto label = [&](bool full) {
+    const auto one = [&](const Action& action) { return full ? to_string(action) : std::to_string(action.microbatch); };
+    std::string text = one(span.action);
+    if (span.action.fused_with_next) text += "+" + one(span.partner);
+    return text;
   };
-  std::string label = one(span.action);
-  if (span.action.fused_with_next) label += "+" + one(span.partner);
-  return label;
+  if (!several_stages) return {label(false)};
+  return {label(true), label(false)};
 }
 
 // "t" in the figure's unit: "4.5", as the axis numbers it.
@@ -382,13 +387,17 @@ void draw_lanes(std::string& out, const Report& report, const FigureDigest& dige
         out += "<rect class=\"op " + std::string(kKindClass[kind]) + shade + "\" x=\"" + fixed(x0) + "\" y=\"" +
                fixed(top) + "\" width=\"" + fixed(std::max(x1 - x0, 0.0)) + "\" height=\"" + fixed(h) + "\"" + fill +
                "><title>" + xml_escape(op_title(*span, unit)) + "</title></rect>\n";
-        // Every box wide enough for its label gets one: at 10 px, else at 8 px (m in the tens or hundreds).
-        const std::string label = op_label(*span, several_stages);
-        const double chars = static_cast<double>(label.size());
-        if (h >= 12 && x1 - x0 >= chars * kDigitWidth + 2) {
-          text(out, kLabelClass[kind], (x0 + x1) / 2, top + h / 2 + 3.5, label);
-        } else if (h >= 9 && x1 - x0 >= chars * kTinyDigitWidth + 0.5) {
-          text(out, (std::string(kLabelClass[kind]) + " tiny").c_str(), (x0 + x1) / 2, top + h / 2 + 3, label);
+        // Every box gets the fullest label that fits it, at 10 px, else at 8 px; none where none fits.
+        for (const std::string& label : op_labels(*span, several_stages)) {
+          const double chars = static_cast<double>(label.size());
+          if (h >= 12 && x1 - x0 >= chars * kDigitWidth + 2) {
+            text(out, kLabelClass[kind], (x0 + x1) / 2, top + h / 2 + 3.5, label);
+            break;
+          }
+          if (h >= 9 && x1 - x0 >= chars * kTinyDigitWidth + 0.5) {
+            text(out, (std::string(kLabelClass[kind]) + " tiny").c_str(), (x0 + x1) / 2, top + h / 2 + 3, label);
+            break;
+          }
         }
       }
     }
@@ -530,7 +539,7 @@ void draw_memory(std::string& out, const Report& report, const FigureDigest& dig
     } else {
       // Per bin of kBinPx: up to the highest value, down to the lowest, then the last.
       for (const MemoryCurve::Step& step : curve.steps) {
-        path += "H" + fixed(layout.plot_left + step.column * kBinPx, 1);
+        path += "H" + fixed(layout.plot_left + step.column * kBinPx * layout.plot_width / figure_geometry::kPlotWidth, 1);
         if (step.high != step.previous) path += "V" + fixed(y_of(step.high), 1);
         if (step.low != step.high) path += "V" + fixed(y_of(step.low), 1);
         if (step.last != step.low) path += "V" + fixed(y_of(step.last), 1);
@@ -572,8 +581,23 @@ double figure_x(const FigureLayout& layout, const FigureScale& scale, double t) 
   return layout.plot_left + layout.plot_width * t / scale.time_end;
 }
 
-FigureScale figure_scale(std::span<const Report> reports) {
+FigureScale figure_scale(std::span<const Report> reports, double width) {
   FigureScale scale;
+  if (width > 0) {
+    scale.width = std::clamp(width, kMinFigureWidth, kMaxFigureWidth);
+  } else {
+    std::size_t busiest = 0;
+    for (const Report& report : reports) {
+      if (!report.result.timeline || report.result.timeline->spans.size() > kMaxDrawnOps) continue;
+      std::vector<std::size_t> ops(report.result.per_device.size());
+      for (const Span& span : report.result.timeline->spans) {
+        if (span.device >= 0 && static_cast<std::size_t>(span.device) < ops.size()) ++ops[static_cast<std::size_t>(span.device)];
+      }
+      for (const std::size_t count : ops) busiest = std::max(busiest, count);
+    }
+    scale.width = std::clamp(kPlotLeft + kPlotRight + kPxPerOp * static_cast<double>(busiest), kFigureWidth,
+                             kMaxAutomaticWidth);
+  }
   double end = 0;
   double top = 0;
   scale.memory_bytes = std::any_of(reports.begin(), reports.end(), has_bytes);
@@ -598,7 +622,6 @@ FigureScale figure_scale(std::span<const Report> reports) {
 }
 
 FigureLayout figure_layout(const Report& report, const FigureScale& scale, std::size_t max_drawn_ops) {
-  (void)scale;
   FigureLayout layout;
   layout.width = kFigureWidth;
   layout.plot_left = kPlotLeft;
@@ -636,6 +659,11 @@ FigureLayout figure_layout(const Report& report, const FigureScale& scale, std::
     if (!layout.aggregated && !report.result.timeline) {
       throw std::logic_error("figure_layout: a digest draws only aggregated lanes; this timeline needs keeping");
     }
+  }
+  // One box per op draws at the scale's width; a digest's bins were made for kFigureWidth.
+  if (!layout.aggregated && report.result.timeline) {
+    layout.width = scale.width;
+    layout.plot_width = scale.width - kPlotLeft - kPlotRight;
   }
   layout.axis_top = y + 4;
   layout.memory_top = layout.axis_top + kAxisHeight + kMemoryHeading;
@@ -712,14 +740,19 @@ std::string render_svg_figure(const Report& report, const FigureScale& scale, co
   return out;
 }
 
-std::string render_svg(std::span<const Report> reports, std::span<const std::string> captions) {
-  const FigureScale scale = figure_scale(reports);
+std::string render_svg(std::span<const Report> reports, std::span<const std::string> captions, double width) {
+  const FigureScale scale = figure_scale(reports, width);
   constexpr double kGap = 8;
   double height = 0;
-  for (const Report& report : reports) height += figure_layout(report, scale).height + kGap;
+  double widest = kFigureWidth;
+  for (const Report& report : reports) {
+    const FigureLayout layout = figure_layout(report, scale);
+    height += layout.height + kGap;
+    widest = std::max(widest, layout.width);
+  }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fixed(kFigureWidth) + "\" height=\"" + fixed(height) +
-         "\" viewBox=\"0 0 " + fixed(kFigureWidth) + " " + fixed(height) + "\">\n";
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fixed(widest) + "\" height=\"" + fixed(height) +
+         "\" viewBox=\"0 0 " + fixed(widest) + " " + fixed(height) + "\">\n";
   out += "<style>\n" + figure_style() + "</style>\n";
   // Opaque, so viewers with a dark background still show the picture.
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/report/report.hpp"
+#include "sim/report/figure_digest.hpp"
 
 namespace ppsim {
 
@@ -23,10 +24,22 @@ struct FigureScale {
   bool seconds = false;       // times are seconds (see times_in_seconds)
   bool memory_bytes = false;  // the memory chart shows bytes; otherwise stashed micro-batches
   double memory_top = 1;      // top of the memory chart's value axis
+  // Width of a figure whose ops are drawn one box each (an aggregated one keeps kFigureWidth, the
+  // width its digest's bins were made for): enough for the busiest device's ops to get a label.
+  double width = figure_geometry::kFigureWidth;
 };
 
-// The scale shared by `reports`: the latest op end, and the highest memory peak or capacity.
-FigureScale figure_scale(std::span<const Report> reports);
+// Widths a figure may have: --width's range, and the widest the automatic width grows to.
+inline constexpr double kMinFigureWidth = 400;
+inline constexpr double kMaxFigureWidth = 20000;
+inline constexpr double kMaxAutomaticWidth = 4800;
+// The px an op's box gets when the width grows with the op count: "63" at 10 px fits in 14.
+inline constexpr double kPxPerOp = 14;
+
+// The scale shared by `reports`: the latest op end, the highest memory peak or capacity, and the
+// width: `width` px when given (--width), else from kFigureWidth up to kMaxAutomaticWidth as the
+// busiest device's drawn ops need kPxPerOp each.
+FigureScale figure_scale(std::span<const Report> reports, double width = 0);
 
 struct FigureOptions {
   std::string id_prefix;            // keeps ids unique on a page holding several figures
@@ -67,6 +80,6 @@ std::string render_svg_figure(const Report& report, const FigureScale& scale, co
 
 // A standalone SVG document: every report's figure stacked on one shared time axis. `captions`,
 // when not empty, holds one caption per report.
-std::string render_svg(std::span<const Report> reports, std::span<const std::string> captions = {});
+std::string render_svg(std::span<const Report> reports, std::span<const std::string> captions = {}, double width = 0);
 
 }  // namespace ppsim

@@ -19,8 +19,8 @@ std::vector<std::vector<ClosedFormNote>> notes_of(const Scenario& scenario, std:
 
 }  // namespace
 
-std::string html_report(const Scenario& scenario, std::span<const Report> reports) {
-  return render_html_report(reports, notes_of(scenario, reports));
+std::string html_report(const Scenario& scenario, std::span<const Report> reports, double width) {
+  return render_html_report(reports, notes_of(scenario, reports), width);
 }
 
 std::vector<OutputFile> render_pictures(const Scenario& scenario, std::span<const Report> reports,
@@ -29,9 +29,9 @@ std::vector<OutputFile> render_pictures(const Scenario& scenario, std::span<cons
   if (!files.svg.empty()) {
     std::vector<std::string> captions;
     for (const auto& notes : notes_of(scenario, reports)) captions.push_back(bubble_caption(notes));
-    outputs.push_back({files.svg, render_svg(reports, captions), "--svg"});
+    outputs.push_back({files.svg, render_svg(reports, captions, files.width), "--svg"});
   }
-  if (!files.html.empty()) outputs.push_back({files.html, html_report(scenario, reports), "--html"});
+  if (!files.html.empty()) outputs.push_back({files.html, html_report(scenario, reports, files.width), "--html"});
   if (!files.trace.empty()) outputs.push_back({files.trace, render_chrome_trace(reports), "--trace"});
   return outputs;
 }

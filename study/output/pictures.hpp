@@ -20,11 +20,12 @@ struct PictureFiles {
   std::string svg;    // --svg FILE
   std::string html;   // --html FILE
   std::string trace;  // --trace FILE
+  double width = 0;   // --width PX of the SVG and HTML figures; 0: grows with the ops (figure_scale)
   bool any() const { return !svg.empty() || !html.empty() || !trace.empty(); }
 };
 
 // The HTML report of `reports`, with each schedule's closed forms evaluated for `scenario`.
-std::string html_report(const Scenario& scenario, std::span<const Report> reports);
+std::string html_report(const Scenario& scenario, std::span<const Report> reports, double width = 0);
 
 // The files asked for, rendered: the reports need their timelines, kept or digested (a trace only
 // from a kept one). `extra` (a trace streamed to disk) joins them, to be written all or none.

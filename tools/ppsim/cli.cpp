@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "schedules/excerpt.hpp"
 #include "schedules/registry.hpp"
+#include "sim/report/svg_timeline.hpp"
 #include "study/api.hpp"
 #include "study/common/output_file.hpp"
 #include "study/input/config.hpp"
@@ -163,6 +165,23 @@ void add_picture_flags(CLI::App& command, PictureFiles& files, const FlagPlan& p
   if (plan.registers_flag("--trace")) {
     command.add_option("--trace", files.trace, "write a Chrome trace-event JSON for Perfetto or chrome://tracing")
         ->type_name("FILE");
+  }
+  if (plan.registers_flag("--width")) {
+    command
+        .add_option("--width", files.width,
+                    "width of the --svg and --html figures in px, 400 to 20000 (default: 1160, wider as the busiest "
+                    "device's ops need 14 px each, up to 4800)")
+        ->type_name("PX")
+        ->check(CLI::Validator(
+            [](std::string& text) {
+              char* end = nullptr;
+              const double px = std::strtod(text.c_str(), &end);
+              if (end == text.c_str() || *end != '\0' || !(px >= kMinFigureWidth && px <= kMaxFigureWidth)) {
+                return "must be a width from 400 to 20000 px, got '" + excerpt(text) + "'";
+              }
+              return std::string();
+            },
+            "PX"));
   }
 }
 
