@@ -160,6 +160,9 @@ std::size_t position_of(const std::vector<std::string>& order, const std::string
   return static_cast<std::size_t>(std::find(order.begin(), order.end(), schedule) - order.begin());
 }
 
+// The most lines one bubble chart draws before it is faceted by schedule.
+constexpr std::size_t kMaxLinesPerChart = 8;
+
 std::string bubble_chart(const Study& study, const std::vector<PointResult>& points,
                          const std::vector<std::string>& schedules) {
   std::vector<Series> series;
@@ -207,91 +210,116 @@ std::string bubble_chart(const Study& study, const std::vector<PointResult>& poi
   auto name_of = [&](const Series& s) {
     return s.schedule + " p=" + std::to_string(s.p) + (show_v ? " v=" + std::to_string(s.v) : "");
   };
-  std::vector<std::string> labels = {"(p-1)/(m+p-1)"};
-  for (const Series& s : series) labels.push_back(name_of(s));
-  const double entry_width = legend_width(labels);
-  out += open_chart("bubble-chart", series.size() + 1, entry_width);
-  for (const double tick : axis_ticks(y.high, 5)) out += y_tick(y_of(y, tick), format_figure(tick));
-  if (x.log2) {
-    const int first = static_cast<int>(std::lround(std::log2(x.low)));
-    const int last = static_cast<int>(std::lround(std::log2(x.high)));
-    const int stride = std::max(1, (last - first + 11) / 12);
-    for (int power = first; power <= last; power += stride) {
-      const double m = std::exp2(power);
-      out += x_tick(x_of(x, m), format_figure(m));
-    }
-  } else {
-    for (const double tick : axis_ticks(x.high, 8)) out += x_tick(x_of(x, tick), format_figure(tick));
-  }
-  out += axis_names(x.log2 ? "m, micro-batches (log scale)" : "m, micro-batches", "bubble ratio");
-
-  // The closed form of GPipe and 1F1B (uniform costs, free links), faint, one curve per p.
-  std::set<int> ps;
-  for (const auto& [p, v] : layouts) ps.insert(p);
-  for (const int p : ps) {
-    std::string vertices;
-    std::size_t count = 0;
-    for (const int m : ms) {
-      const double bubble = static_cast<double>(p - 1) / static_cast<double>(m + p - 1);
-      if (bubble > y.high) continue;  // above the chart: the curve enters it at a larger m
-      vertices += (count++ == 0 ? "" : " ") + point_at(x_of(x, m), y_of(y, bubble));
-    }
-    if (count < 2) continue;
-    out += "<polyline class=\"closed-form\" data-p=\"" + std::to_string(p) + "\" points=\"" + vertices + "\"/>\n";
-  }
-  if (target_shown) {
-    const double ty = y_of(y, study.bubble_target);
-    out += "<line class=\"target\" x1=\"" + fixed(kPlotLeft) + "\" y1=\"" + fixed(ty, 1) + "\" x2=\"" +
-           fixed(kPlotLeft + plot_width()) + "\" y2=\"" + fixed(ty, 1) + "\"/><text class=\"tick target-label\" x=\"" +
-           fixed(kPlotLeft + plot_width() - 4) + "\" y=\"" + fixed(ty - 4, 1) + "\" text-anchor=\"end\">target " +
-           format_figure(study.bubble_target) + "</text>\n";
-  }
-
-  const std::vector<std::pair<int, int>> layout_list(layouts.begin(), layouts.end());
-  for (std::size_t k = 0; k < series.size(); ++k) {
-    const Series& s = series[k];
-    const std::size_t shape = position_of(schedules, s.schedule);
-    const auto layout_index = static_cast<std::size_t>(
-        std::find(layout_list.begin(), layout_list.end(), std::make_pair(s.p, s.v)) - layout_list.begin());
-    const std::string stroke = colour(layout_index);
-    const std::string dash = kDashes[shape % kDashes.size()];
-    out += "<g class=\"series\" data-schedule=\"" + xml_escape(s.schedule) + "\" data-p=\"" + std::to_string(s.p) +
-           "\" data-v=\"" + std::to_string(s.v) + "\" stroke=\"" + stroke + "\" fill=\"" + stroke + "\">\n";
-    out += "<polyline class=\"line\"" + (dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"") +
-           " points=\"";
-    bool first = true;
-    for (const auto& [m, position] : s.at_m) {
-      out += (first ? "" : " ") + point_at(x_of(x, m), y_of(y, points[position].figures.bubble_ratio));
-      first = false;
-    }
-    out += "\"/>\n";
-    if (s.at_m.size() <= kMaxSeriesMarkers) {
-      for (const auto& [m, position] : s.at_m) {
-        const PointResult& point = points[position];
-        const std::string hollow = point.figures.fits ? "" : " fill=\"#fff\"";
-        const std::string title = name_of(s) + " m=" + std::to_string(m) + ": bubble " +
-                                  format_figure(point.figures.bubble_ratio) + " (point " + std::to_string(point.index) +
-                                  ")";
-        out += marker(shape, x_of(x, m), y_of(y, point.figures.bubble_ratio), " class=\"mark\"" + hollow,
-                      "<title>" + xml_escape(title) + "</title>") +
-               "\n";
+  // One chart of the series in `members`; every chart shares the axes, so facets compare at a glance.
+  const auto draw = [&](const std::vector<std::size_t>& members, const std::string& id) {
+    std::vector<std::string> labels = {"(p-1)/(m+p-1)"};
+    for (const std::size_t k : members) labels.push_back(name_of(series[k]));
+    const double entry_width = legend_width(labels);
+    out += open_chart(id, members.size() + 1, entry_width);
+    for (const double tick : axis_ticks(y.high, 5)) out += y_tick(y_of(y, tick), format_figure(tick));
+    if (x.log2) {
+      const int first = static_cast<int>(std::lround(std::log2(x.low)));
+      const int last = static_cast<int>(std::lround(std::log2(x.high)));
+      const int stride = std::max(1, (last - first + 11) / 12);
+      for (int power = first; power <= last; power += stride) {
+        const double m = std::exp2(power);
+        out += x_tick(x_of(x, m), format_figure(m));
       }
+    } else {
+      for (const double tick : axis_ticks(x.high, 8)) out += x_tick(x_of(x, tick), format_figure(tick));
     }
-    out += "</g>\n";
-    const auto [lx, ly] = legend_slot(k, entry_width);
-    out += "<g class=\"legend\" stroke=\"" + stroke + "\" fill=\"" + stroke + "\"><line class=\"line\" x1=\"" +
-           fixed(lx, 1) + "\" y1=\"" + fixed(ly, 1) + "\" x2=\"" + fixed(lx + 24, 1) + "\" y2=\"" + fixed(ly, 1) +
-           "\"" + (dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"") + "/>" +
-           marker(shape, lx + 12, ly, "") + "<text class=\"tick\" x=\"" + fixed(lx + 30, 1) + "\" y=\"" +
-           fixed(ly + 4, 1) + "\">" + xml_escape(name_of(s)) + "</text></g>\n";
+    out += axis_names(x.log2 ? "m, micro-batches (log scale)" : "m, micro-batches", "bubble ratio");
+
+    // The closed form of GPipe and 1F1B (uniform costs, free links), faint, one curve per p.
+    std::set<int> ps;
+    for (const std::size_t k : members) ps.insert(series[k].p);
+    for (const int p : ps) {
+      std::string vertices;
+      std::size_t count = 0;
+      for (const int m : ms) {
+        const double bubble = static_cast<double>(p - 1) / static_cast<double>(m + p - 1);
+        if (bubble > y.high) continue;  // above the chart: the curve enters it at a larger m
+        vertices += (count++ == 0 ? "" : " ") + point_at(x_of(x, m), y_of(y, bubble));
+      }
+      if (count < 2) continue;
+      out += "<polyline class=\"closed-form\" data-p=\"" + std::to_string(p) + "\" points=\"" + vertices + "\"/>\n";
+    }
+    if (target_shown) {
+      const double ty = y_of(y, study.bubble_target);
+      out += "<line class=\"target\" x1=\"" + fixed(kPlotLeft) + "\" y1=\"" + fixed(ty, 1) + "\" x2=\"" +
+             fixed(kPlotLeft + plot_width()) + "\" y2=\"" + fixed(ty, 1) + "\"/><text class=\"tick target-label\" x=\"" +
+             fixed(kPlotLeft + plot_width() - 4) + "\" y=\"" + fixed(ty - 4, 1) + "\" text-anchor=\"end\">target " +
+             format_figure(study.bubble_target) + "</text>\n";
+    }
+
+    const std::vector<std::pair<int, int>> layout_list(layouts.begin(), layouts.end());
+    for (std::size_t slot = 0; slot < members.size(); ++slot) {
+      const Series& s = series[members[slot]];
+      const std::size_t shape = position_of(schedules, s.schedule);
+      const auto layout_index = static_cast<std::size_t>(
+          std::find(layout_list.begin(), layout_list.end(), std::make_pair(s.p, s.v)) - layout_list.begin());
+      const std::string stroke = colour(layout_index);
+      const std::string dash = kDashes[shape % kDashes.size()];
+      out += "<g class=\"series\" data-schedule=\"" + xml_escape(s.schedule) + "\" data-p=\"" + std::to_string(s.p) +
+             "\" data-v=\"" + std::to_string(s.v) + "\" stroke=\"" + stroke + "\" fill=\"" + stroke + "\">\n";
+      out += "<polyline class=\"line\"" + (dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"") +
+             " points=\"";
+      bool first = true;
+      for (const auto& [m, position] : s.at_m) {
+        out += (first ? "" : " ") + point_at(x_of(x, m), y_of(y, points[position].figures.bubble_ratio));
+        first = false;
+      }
+      out += "\"/>\n";
+      if (s.at_m.size() <= kMaxSeriesMarkers) {
+        for (const auto& [m, position] : s.at_m) {
+          const PointResult& point = points[position];
+          const std::string hollow = point.figures.fits ? "" : " fill=\"#fff\"";
+          const std::string title = name_of(s) + " m=" + std::to_string(m) + ": bubble " +
+                                    format_figure(point.figures.bubble_ratio) + " (point " + std::to_string(point.index) +
+                                    ")";
+          out += marker(shape, x_of(x, m), y_of(y, point.figures.bubble_ratio), " class=\"mark\"" + hollow,
+                        "<title>" + xml_escape(title) + "</title>") +
+                 "\n";
+        }
+      }
+      out += "</g>\n";
+      const auto [lx, ly] = legend_slot(slot, entry_width);
+      out += "<g class=\"legend\" stroke=\"" + stroke + "\" fill=\"" + stroke + "\"><line class=\"line\" x1=\"" +
+             fixed(lx, 1) + "\" y1=\"" + fixed(ly, 1) + "\" x2=\"" + fixed(lx + 24, 1) + "\" y2=\"" + fixed(ly, 1) +
+             "\"" + (dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"") + "/>" +
+             marker(shape, lx + 12, ly, "") + "<text class=\"tick\" x=\"" + fixed(lx + 30, 1) + "\" y=\"" +
+             fixed(ly + 4, 1) + "\">" + xml_escape(name_of(s)) + "</text></g>\n";
+    }
+    const auto [lx, ly] = legend_slot(members.size(), entry_width);
+    out += "<g class=\"legend\"><line class=\"closed-form\" x1=\"" + fixed(lx, 1) + "\" y1=\"" + fixed(ly, 1) +
+           "\" x2=\"" + fixed(lx + 24, 1) + "\" y2=\"" + fixed(ly, 1) + "\"/><text class=\"tick\" x=\"" +
+           fixed(lx + 30, 1) + "\" y=\"" + fixed(ly + 4, 1) + "\">(p\u22121)/(m+p\u22121)</text></g>\n";
+    out += "</svg>\n";
+  };
+  // Up to kMaxLinesPerChart lines share one chart; beyond that, with several schedules, one small
+  // chart per schedule (small multiples), in the order the study's points first ran them.
+  std::vector<std::size_t> everything(series.size());
+  for (std::size_t k = 0; k < series.size(); ++k) everything[k] = k;
+  const bool facets = series.size() > kMaxLinesPerChart && schedules.size() > 1;
+  if (!facets) {
+    draw(everything, "bubble-chart");
+  } else {
+    for (std::size_t f = 0; f < schedules.size(); ++f) {
+      std::vector<std::size_t> members;
+      for (std::size_t k = 0; k < series.size(); ++k) {
+        if (series[k].schedule == schedules[f]) members.push_back(k);
+      }
+      if (members.empty()) continue;
+      out += "<h3 class=\"facet\">" + xml_escape(schedules[f]) + "</h3>\n";
+      draw(members, "bubble-chart-" + std::to_string(f));
+    }
   }
-  const auto [lx, ly] = legend_slot(series.size(), entry_width);
-  out += "<g class=\"legend\"><line class=\"closed-form\" x1=\"" + fixed(lx, 1) + "\" y1=\"" + fixed(ly, 1) +
-         "\" x2=\"" + fixed(lx + 24, 1) + "\" y2=\"" + fixed(ly, 1) + "\"/><text class=\"tick\" x=\"" +
-         fixed(lx + 30, 1) + "\" y=\"" + fixed(ly + 4, 1) + "\">(p\u22121)/(m+p\u22121)</text></g>\n";
-  out += "</svg>\n";
   out +=
-      "<p class=\"caption\" id=\"bubble-caption\">One line per schedule, p and v: at each m, the lowest bubble "
+      "<p class=\"caption\" id=\"bubble-caption\">" +
+      std::string(series.size() > kMaxLinesPerChart && schedules.size() > 1
+                      ? "More lines than one chart holds: one chart per schedule, on the same axes. "
+                      : "") +
+      "One line per schedule, p and v: at each m, the lowest bubble "
       "over the study's other axes (hollow markers: that point does not fit). Colour is p, the dash and marker "
       "the schedule. Faint grey: (p\u22121)/(m+p\u22121), the bubble of GPipe and 1F1B with uniform costs and "
       "free links, for reference.";
