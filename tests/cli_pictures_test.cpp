@@ -304,7 +304,7 @@ TEST_CASE("a TMPDIR that does not exist does not stop a streamed JSON timeline",
   CHECK(nlohmann::json::parse(run.out).at("timeline").at("spans").size() == 8);
 }
 
-TEST_CASE("--width sets the figures' width, and a width out of range is refused naming it", "[cli][pictures]") {
+TEST_CASE("The figures take the width --width gives, and a width out of range is refused naming it", "[cli][pictures]") {
   const ppsim::test::TempDir dir("width");
   const CliRun run = cli({"compare", "-s", "gpipe,1f1b", "--svg", dir.file("a.svg"), "--html", dir.file("a.html"),
                           "--width", "2400"});
