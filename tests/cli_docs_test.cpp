@@ -109,7 +109,7 @@ TEST_CASE("every value word the completions offer is one ppsim accepts", "[cli-d
           args.insert(args.end(), {"--model", "llama3.1-8b", "-p", "2", "-m", "2", "-t", "2"});
         }
         const CliRun run = cli(args);
-        CHECK(run.err.empty());
+        CHECK(run.err.find("error") == std::string::npos);  // notes (the m < 2p advice) are no refusal
         CHECK(run.status == 0);
       }
     }

@@ -578,3 +578,12 @@ TEST_CASE("A lowered schedule file replays as torch runs it, waiting at receives
   const CliRun bad = cli({"run", "--schedule-file", early, "--comm-actions", "skip"});
   CHECK(bad.err == "ppsim: error: --comm-actions: must be honor, wait-at-recv or ignore, got 'skip'\n");
 }
+
+TEST_CASE("run gives the sweep's advice when m is below 2p and the bubble above a third", "[cli]") {
+  const CliRun few = cli({"run", "-s", "1f1b", "-p", "8", "-m", "4"});
+  CHECK(few.status == 0);
+  CHECK(few.err == "ppsim: note: 1f1b runs m=4 < 2p=16, where a 1F1B bubble is above a third (bubble 0.636364): raise "
+                   "m with a larger global batch or smaller micro-batches\n");
+  CHECK(cli({"run", "-s", "1f1b", "-p", "8", "-m", "16"}).err.empty());
+  CHECK(cli({"run", "-s", "1f1b", "-p", "2", "-m", "2"}).err.empty());  // a bubble of exactly a third
+}

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -167,6 +168,7 @@ bool check_formulas(std::ostream& out, const FormulaGrid& grid) {
   std::size_t checks = 0;
   std::size_t deviations = 0;
   std::map<std::string_view, std::size_t> checks_per_schedule;
+  std::map<std::string_view, std::set<const ClosedForm*>> forms_per_schedule;  // the forms that held somewhere
   std::ostringstream report;
 
   const auto chosen = [&](const ScheduleInfo& info) {
@@ -192,6 +194,7 @@ bool check_formulas(std::ostream& out, const FormulaGrid& grid) {
               std::optional<Result> result;
               for (const ClosedForm& form : closed_forms()) {
                 if (form.schedule != info.name || !form.holds(in)) continue;
+                forms_per_schedule[info.name].insert(&form);
                 if (!result) {
                   SimulationOutcome outcome = engine.run(program, cost_model_for(in));
                   if (!outcome.result) throw ScheduleError(std::string(info.name) + " did not finish", "");
@@ -225,9 +228,15 @@ bool check_formulas(std::ostream& out, const FormulaGrid& grid) {
   const bool whole_grid = grid.schedules.empty() && !grid.p && !grid.v && !grid.m;
   const std::size_t ring_checks = whole_grid ? check_ring_attention(report, deviations) : 0;
   out << report.str();
-  for (const auto& [name, count] : checks_per_schedule) out << name << ": " << count << " checks\n";
+  std::size_t forms_checked = 0;
+  for (const auto& [name, count] : checks_per_schedule) {
+    const std::size_t forms = forms_per_schedule[name].size();
+    forms_checked += forms;
+    out << name << ": " << forms << (forms == 1 ? " closed form, " : " closed forms, ") << count << " checks\n";
+  }
   if (whole_grid) out << "ring attention (--cp-comm p2p): " << ring_checks << " checks against a step-by-step replay\n";
-  out << "formulas --check: " << closed_forms().size() + (whole_grid ? 1 : 0) << " closed forms, "
+  // The forms this grid checked (narrowed by -s, -p, -v, -m), not every form there is.
+  out << "formulas --check: " << forms_checked + (whole_grid ? 1 : 0) << " closed forms, "
       << checks + ring_checks << " checks, " << deviations << " beyond " << kFormulaTolerance << " relative\n";
   return deviations == 0;
 }

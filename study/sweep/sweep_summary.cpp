@@ -287,6 +287,20 @@ std::vector<std::string> sweep_advice(const Study& study, const std::vector<Poin
   return advice_lines(study, points);
 }
 
+std::vector<std::string> run_advice(std::span<const Report> reports) {
+  std::vector<std::string> lines;
+  for (const Report& report : reports) {
+    const int p = report.params.p;
+    const int m = report.params.m;
+    // The sweep's rule (m below 2p), where the bubble it warns of is there: above a third.
+    if (m >= 2 * p || !(report.result.bubble_ratio > 1.0 / 3)) continue;
+    lines.push_back(report.schedule + " runs m=" + std::to_string(m) + " < 2p=" + std::to_string(2 * p) +
+                    ", where a 1F1B bubble is above a third (bubble " + format_figure(report.result.bubble_ratio) +
+                    "): raise m with a larger global batch or smaller micro-batches");
+  }
+  return lines;
+}
+
 SummaryTable point_table_cells(const Study& study, const std::vector<PointResult>& points,
                                const std::vector<std::size_t>& rows, bool ranked) {
   return point_cells(study, points, rows, ranked);

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,8 @@ SummaryTable point_table_cells(const Study& study, const std::vector<PointResult
 
 // The advice lines (comm ratio, m < 2p, stage imbalance, nothing fits); empty when none applies.
 std::vector<std::string> sweep_advice(const Study& study, const std::vector<PointResult>& points);
+// The same advice for the schedules of one run or compare, where it applies to them: m below 2p.
+std::vector<std::string> run_advice(std::span<const Report> reports);
 
 // "1f1b p=8 v=1 m=32 link=nvlink": a point's inputs in one phrase.
 std::string describe_point(const Study& study, const PointResult& point);

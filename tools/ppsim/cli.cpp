@@ -19,6 +19,7 @@
 #include "study/input/config.hpp"
 #include "study/run/formulas.hpp"
 #include "study/run/study.hpp"
+#include "study/sweep/sweep_summary.hpp"
 #include "tools/ppsim/expect_flag.hpp"
 #include "tools/ppsim/plan_cli.hpp"
 #include "tools/ppsim/sweep_cli.hpp"
@@ -126,9 +127,19 @@ void add_scenario_flags(CLI::App& command, ScenarioFlags& flags, const FlagPlan&
                            std::string(setting.help));
       continue;
     }
-    CLI::Option* option =
-        command.add_option(std::string(setting.flag), flags.text[std::string(setting.key)], std::string(setting.help));
-    option->type_name(std::string(setting.value_name));
+    // run simulates one schedule, at the v the schedule's own default gives (zbv: 2); the table's
+    // text is compare's and the config's.
+    const bool run = command.get_name() == "run";
+    std::string help(setting.help);
+    std::string value_name(setting.value_name);
+    if (run && setting.key == "schedule") {
+      help = "the schedule, from `ppsim schedules` (default 1f1b; compare takes several)";
+      value_name = "NAME";
+    } else if (run && setting.key == "v") {
+      help = "chunks (stages) per device (default: the schedule's own, `ppsim schedules`: 2 for the interleaved and V-shaped ones, else 1)";
+    }
+    CLI::Option* option = command.add_option(std::string(setting.flag), flags.text[std::string(setting.key)], help);
+    option->type_name(value_name);
     // --straggler 1:1.5 --straggler 3:2 reads as "1:1.5,3:2".
     if (setting.repeatable) option->delimiter(',')->multi_option_policy(CLI::MultiOptionPolicy::Join);
     flags.options[std::string(setting.key)] = option;
@@ -416,6 +427,7 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
       check_run_schedules(scenario);
       const auto expectations = parse_expectations(expect, "--expect");
       const auto reports = write_reports(scenario, false, run_pictures, out, timeline_width_for(out));
+      for (const std::string& line : run_advice(reports)) err << "ppsim: note: " << one_line(line) << '\n';
       return report_expectations(expectation_failures(expectations, reports), err);
     } else if (check_command->parsed()) {
       check_options.only = split_names(check_only);
