@@ -127,7 +127,10 @@ def _as_keywords(message, origin):
     prefix = re.escape(origin) + r": \$\.([A-Za-z0-9_-]+)"
     message = re.sub(prefix, lambda found: f"{origin}: {found.group(1).replace('-', '_')}", message)
     message = re.sub(r"(?<![\w`-])--([a-z][a-z0-9-]*)(?=:)", lambda found: found.group(1).replace("-", "_"), message)
-    return re.sub(r"(?<![\w`-])-([a-z])(?=:)", r"\1", message)
+    message = re.sub(r"(?<![\w`-])-([a-z])(?=:)", r"\1", message)
+    # A suggestion for a setting the call misspelled is a keyword too.
+    return re.sub(r'\(did you mean "([a-z0-9-]+)"\?\)', lambda found: f'(did you mean "{found.group(1).replace("-", "_")}"?)',
+                  message)
 
 
 def _core_call(origin, function, *args):
