@@ -161,7 +161,7 @@ std::size_t position_of(const std::vector<std::string>& order, const std::string
 }
 
 // The most lines one bubble chart draws before it is faceted by schedule.
-constexpr std::size_t kMaxLinesPerChart = 8;
+constexpr std::size_t kMaxLinesPerChart = 12;
 
 std::string bubble_chart(const Study& study, const std::vector<PointResult>& points,
                          const std::vector<std::string>& schedules) {
