@@ -143,6 +143,21 @@ HardwareProfile h200_sxm_141gb() {
   return p;
 }
 
+// An 8-GPU node of the newer platforms: `intra` bytes/s each direction inside the node, one 400 Gb/s
+// NIC per GPU (50 GB/s each direction), PCIe Gen5 x16 to the host, assumed latencies, and the
+// FLOP-keyed GEMM tables kept for a GEMM of unknown shape.
+void set_eight_gpu_node(HardwareProfile& p, double intra) {
+  p.devices_per_node = 8;
+  p.intra_node_bandwidth = intra;
+  p.intra_node_latency = kAssumedNvlinkLatency;
+  p.inter_node_bandwidth = 50e9;
+  p.inter_node_latency = kAssumedInfinibandLatency;
+  p.host_bandwidth = 64e9;
+  p.gemm = assumed_gemm_table();
+  p.gemm_fp8 = assumed_gemm_fp8_table();
+  p.latency_assumed = true;
+}
+
 HardwareProfile b200_sxm_180gb() {
   HardwareProfile p;
   p.name = "B200-SXM-180GB";
@@ -152,15 +167,9 @@ HardwareProfile b200_sxm_180gb() {
   p.dense_peak_flops = {{"bf16", 2250e12}, {"fp16", 2250e12}, {"fp8", 4500e12}, {"tf32", 1125e12}, {"fp32", 80e12}};
   p.memory_bandwidth = 8.0e12;   // DGX B200 datasheet: 64 TB/s over 8 GPUs
   p.memory_capacity = 180 * kGiB;  // DGX B200 user guide: 1,440 GB over 8 GPUs
-  p.devices_per_node = 8;
-  p.intra_node_bandwidth = 900e9;  // NVLink 5: 1.8 TB/s total = 900 GB/s each direction
-  p.intra_node_latency = kAssumedNvlinkLatency;
-  p.inter_node_bandwidth = 50e9;  // one 400 Gb/s ConnectX-7 per GPU (DGX B200 user guide)
-  p.inter_node_latency = kAssumedInfinibandLatency;
-  p.host_bandwidth = 64e9;  // PCIe Gen5 x16
-  p.gemm = assumed_gemm_table();
-  p.gemm_fp8 = assumed_gemm_fp8_table();
-  p.latency_assumed = true;
+  // NVLink 5: 1.8 TB/s total = 900 GB/s each direction; one 400 Gb/s ConnectX-7 per GPU (DGX B200
+  // user guide).
+  set_eight_gpu_node(p, 900e9);
   set_published_efficiencies(p, PublishedGpu::kB200);
   p.source =
       "NVIDIA DGX B200 datasheet and user guide: 8x B200, 1,440 GB HBM3e and 64 TB/s in total, 72 PFLOPS FP8 and "
@@ -180,19 +189,12 @@ HardwareProfile mi300x_oam_192gb() {
       {"bf16", 1307.4e12}, {"fp16", 1307.4e12}, {"fp8", 2614.9e12}, {"tf32", 653.7e12}, {"fp32", 163.4e12}};
   p.memory_bandwidth = 5.3e12;   // 5.3 TB/s HBM3
   p.memory_capacity = 192 * kGiB;  // 192 GB HBM3
-  p.devices_per_node = 8;          // the 8-GPU OAM platform, fully connected by Infinity Fabric
-  // Seven Infinity Fabric links of 64 GB/s each direction (128 GB/s "peak link bandwidth" read as both
-  // directions, as stas00/ml-engineering network/README.md reads it): 448 GB/s to the other seven
-  // together, which a collective over the 8 GPUs uses; a point-to-point send between two GPUs has
-  // one link, 64 GB/s, so pipeline sends inside a node are timed optimistically on this profile.
-  p.intra_node_bandwidth = 448e9;
-  p.intra_node_latency = kAssumedNvlinkLatency;
-  p.inter_node_bandwidth = 50e9;  // assumed: one 400 Gb/s NIC per GPU, as the NVIDIA platforms
-  p.inter_node_latency = kAssumedInfinibandLatency;
-  p.host_bandwidth = 64e9;  // PCIe Gen5 x16
-  p.gemm = assumed_gemm_table();
-  p.gemm_fp8 = assumed_gemm_fp8_table();
-  p.latency_assumed = true;
+  // The 8-GPU OAM platform, fully connected by Infinity Fabric: seven links of 64 GB/s each direction
+  // (128 GB/s "peak link bandwidth" read as both directions, as stas00/ml-engineering
+  // network/README.md reads it), 448 GB/s to the other seven together, which a collective over the 8
+  // GPUs uses; a point-to-point send between two GPUs has one link, 64 GB/s, so pipeline sends inside
+  // a node are timed optimistically on this profile. The NIC, one 400 Gb/s per GPU, is assumed.
+  set_eight_gpu_node(p, 448e9);
   set_published_efficiencies(p, PublishedGpu::kMI300X);
   p.source =
       "AMD Instinct MI300X datasheet: 304 CUs, BF16/FP16 1307.4, FP8 2614.9, TF32 653.7, FP32 163.4 TFLOPS dense, "
