@@ -79,6 +79,9 @@ TEST_CASE("A name whose meaning differs from ppsim's is answered with how to wri
       {R"({"parallelism": {"tensor_paralel_degree": 2}})",
        "$.parallelism.tensor_paralel_degree: unknown key"},
       {R"({"micro_batch": 2})", "$.micro_batch: unknown key (did you mean \"micro-batch\"?)"},
+      {R"({"t": 2, "tensor-parallel": 4})", "$.tensor-parallel: sets \"t\" again, as $.t did"},
+      {R"({"p": 2, "parallelism": {"pipeline_parallel_degree": 4}})",
+       "$.parallelism.pipeline_parallel_degree: sets \"p\" again, as $.p did"},
   }));
   INFO(config);
   write(dir.file("config.json"), config);

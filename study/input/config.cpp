@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <unordered_set>
 
@@ -622,8 +623,9 @@ namespace {
 
 // One key of a config file by any of its names (setting_aliases.hpp); `section` is the torchtitan
 // section it is in, or "".
-void apply_named_setting(const std::string& name, const nlohmann::json& value, const std::string& source,
-                         std::string_view section, Scenario& scenario) {
+// Returns ppsim's key for it.
+std::string apply_named_setting(const std::string& name, const nlohmann::json& value, const std::string& source,
+                                std::string_view section, Scenario& scenario) {
   // torchtitan's [activation_checkpoint] mode: none, selective or full, as ppsim's recompute.
   const bool checkpoint_mode = section == "activation_checkpoint" && name == "mode";
   const std::optional<SettingAlias> alias = checkpoint_mode ? SettingAlias{"recompute", {}} : setting_alias(name);
@@ -634,6 +636,7 @@ void apply_named_setting(const std::string& name, const nlohmann::json& value, c
   }
   if (alias->key.empty()) fail(source, alias->explanation);
   apply_config_setting(alias->key, value, source, scenario);
+  return alias->key;
 }
 
 }  // namespace
@@ -642,18 +645,26 @@ void apply_config_json(const nlohmann::json& config, const std::string& origin, 
   if (!config.is_object()) {
     fail(origin, "$: must be a JSON object of settings, got " + std::string(config.type_name()));
   }
+  std::map<std::string, std::string> given;  // ppsim's key -> where this object set it
   for (const auto& item : config.items()) {
     // Named, not a structured binding: clang 14 cannot capture a structured binding in a lambda.
     const std::string& key = item.key();
     const nlohmann::json& value = item.value();
     const std::string source = origin + ": $." + excerpt(key);
+    // One setting under two of its names ("t" and "tensor-parallel") would leave the second silently
+    // in force: refused, naming both.
+    const auto once = [&](const std::string& setting, const std::string& where) {
+      const auto [at, fresh] = given.emplace(setting, where);
+      if (!fresh) fail(where, "sets \"" + setting + "\" again, as " + at->second.substr(origin.size() + 2) + " did");
+    };
     if (is_torchtitan_section(key) && value.is_object()) {
       for (const auto& inner : value.items()) {
-        apply_named_setting(inner.key(), inner.value(), source + "." + excerpt(inner.key()), key, scenario);
+        const std::string where = source + "." + excerpt(inner.key());
+        once(apply_named_setting(inner.key(), inner.value(), where, key, scenario), where);
       }
       continue;
     }
-    apply_named_setting(key, value, source, "", scenario);
+    once(apply_named_setting(key, value, source, "", scenario), source);
   }
 }
 

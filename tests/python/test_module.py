@@ -200,6 +200,10 @@ def test_settings_errors_name_their_keyword(settings, message):
 def test_a_keyword_that_conflicts_with_an_argument_is_refused():
     with pytest.raises(ppsim.InputError, match="ppsim.compare: schedule: conflicts with schedules"):
         ppsim.compare(["1f1b"], schedule="zbv")
+    with pytest.raises(ppsim.InputError) as raised:
+        ppsim.run(t=2, tensor_parallel=4)
+    assert str(raised.value) == 'ppsim.run: tensor_parallel: sets "t" again, as t did'
+
 
 
 def test_help_lists_every_setting_from_the_clis_table():

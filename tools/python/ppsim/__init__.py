@@ -128,6 +128,8 @@ def _as_keywords(message, origin):
     message = re.sub(prefix, lambda found: f"{origin}: {found.group(1).replace('-', '_')}", message)
     message = re.sub(r"(?<![\w`-])--([a-z][a-z0-9-]*)(?=:)", lambda found: found.group(1).replace("-", "_"), message)
     message = re.sub(r"(?<![\w`-])-([a-z])(?=:)", r"\1", message)
+    # The other keyword of a setting given twice ("sets \"t\" again, as $.t did").
+    message = re.sub(r"as \$\.([A-Za-z0-9_-]+) did", lambda found: f"as {found.group(1).replace('-', '_')} did", message)
     # A suggestion for a setting the call misspelled is a keyword too.
     return re.sub(r'\(did you mean "([a-z0-9-]+)"\?\)', lambda found: f'(did you mean "{found.group(1).replace("-", "_")}"?)',
                   message)
