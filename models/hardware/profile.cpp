@@ -93,21 +93,29 @@ HardwareProfile a100_sxm4_80gb() {
   return p;
 }
 
+// An 8-GPU node (DGX/HGX H100, H200, B200; the MI300X OAM platform): `intra` bytes/s each direction inside the node, one 400 Gb/s
+// NIC per GPU (50 GB/s each direction), PCIe Gen5 x16 to the host, assumed latencies, and the
+// FLOP-keyed GEMM tables kept for a GEMM of unknown shape.
+void set_eight_gpu_node(HardwareProfile& p, double intra) {
+  p.devices_per_node = 8;
+  p.intra_node_bandwidth = intra;
+  p.intra_node_latency = kAssumedNvlinkLatency;
+  p.inter_node_bandwidth = 50e9;
+  p.inter_node_latency = kAssumedInfinibandLatency;
+  p.host_bandwidth = 64e9;
+  p.gemm = assumed_gemm_table();
+  p.gemm_fp8 = assumed_gemm_fp8_table();
+  p.latency_assumed = true;
+}
+
 // H100 SXM5 and H200 SXM share the GH100 die, SM count and clocks, so their tensor peaks are
 // equal. The datasheets give tensor figures "with sparsity" (BF16 1,979 TFLOPS) and say dense is
 // half; the Hopper architecture whitepaper gives the dense H100 SXM5 figures unrounded.
 void set_hopper_sxm_peaks(HardwareProfile& p) {
   p.dense_peak_flops = {
       {"bf16", 989.4e12}, {"fp16", 989.4e12}, {"fp8", 1978.9e12}, {"tf32", 494.7e12}, {"fp32", 66.9e12}};
-  p.devices_per_node = 8;          // DGX/HGX H100 and H200 8-GPU
-  p.intra_node_bandwidth = 450e9;  // NVLink 4: 900 GB/s total = 450 GB/s each direction
-  p.intra_node_latency = kAssumedNvlinkLatency;
-  p.inter_node_bandwidth = 50e9;  // one 400 Gb/s NDR port per GPU = 50 GB/s each direction
-  p.inter_node_latency = kAssumedInfinibandLatency;
-  p.host_bandwidth = 64e9;  // PCIe Gen5 x16: 128 GB/s total = 64 GB/s each direction
-  p.gemm = assumed_gemm_table();
-  p.gemm_fp8 = assumed_gemm_fp8_table();
-  p.latency_assumed = true;
+  // NVLink 4: 900 GB/s total = 450 GB/s each direction; one 400 Gb/s NDR port per GPU.
+  set_eight_gpu_node(p, 450e9);
 }
 
 HardwareProfile h100_sxm5_80gb() {
@@ -141,21 +149,6 @@ HardwareProfile h200_sxm_141gb() {
       "8x 400 Gb/s NDR InfiniBand (ConnectX-7) compute ports. Latencies are assumed; the "
       "efficiencies come from published microbenchmarks (sources).";
   return p;
-}
-
-// An 8-GPU node of the newer platforms: `intra` bytes/s each direction inside the node, one 400 Gb/s
-// NIC per GPU (50 GB/s each direction), PCIe Gen5 x16 to the host, assumed latencies, and the
-// FLOP-keyed GEMM tables kept for a GEMM of unknown shape.
-void set_eight_gpu_node(HardwareProfile& p, double intra) {
-  p.devices_per_node = 8;
-  p.intra_node_bandwidth = intra;
-  p.intra_node_latency = kAssumedNvlinkLatency;
-  p.inter_node_bandwidth = 50e9;
-  p.inter_node_latency = kAssumedInfinibandLatency;
-  p.host_bandwidth = 64e9;
-  p.gemm = assumed_gemm_table();
-  p.gemm_fp8 = assumed_gemm_fp8_table();
-  p.latency_assumed = true;
 }
 
 HardwareProfile b200_sxm_180gb() {

@@ -2,6 +2,7 @@
 #include "study/input/provenance.hpp"
 
 #include <cstdio>
+#include <memory>
 
 #include "models/json/architecture_json.hpp"
 #include "models/json/hardware_profile_json.hpp"
@@ -39,6 +40,20 @@ void compare_input(const Json& baseline, const Json& now, const char* key, const
   changes.push_back(line);
 }
 
+// The fingerprint of a resolved profile, remembered per thread for the last one asked: a plan or a
+// Python loop asks for the same shared profile again and again, and its canonical JSON is tens of
+// thousands of instructions. The weak_ptr keeps the control block, so a live match is the same object.
+template <typename Profile, typename ToJson>
+const std::string& remembered_fingerprint(const std::shared_ptr<const Profile>& profile, ToJson to_json) {
+  thread_local std::weak_ptr<const Profile> last;
+  thread_local std::string print;
+  if (last.expired() || last.owner_before(profile) || profile.owner_before(last)) {
+    print = fingerprint(to_json(*profile).dump());
+    last = profile;
+  }
+  return print;
+}
+
 }  // namespace
 
 std::string fingerprint(std::string_view text) {
@@ -58,11 +73,15 @@ nlohmann::ordered_json provenance_of(const Scenario& scenario) {
   out["revision"] = git_revision();
   if (scenario.resolved_model) {
     out["model"] = {{"name", scenario.resolved_model->name},
-                    {"fingerprint", fingerprint(architecture_to_json(*scenario.resolved_model).dump())}};
+                    {"fingerprint", remembered_fingerprint(scenario.resolved_model, [](const Architecture& arch) {
+                       return architecture_to_json(arch);
+                     })}};
   }
   if (scenario.resolved_hardware) {
     out["hardware"] = {{"name", scenario.resolved_hardware->name},
-                       {"fingerprint", fingerprint(hardware_profile_to_json(*scenario.resolved_hardware).dump())}};
+                       {"fingerprint", remembered_fingerprint(scenario.resolved_hardware, [](const HardwareProfile& hw) {
+                          return hardware_profile_to_json(hw);
+                        })}};
   }
   return out;
 }

@@ -331,6 +331,7 @@ PlanResult plan_layouts(const Scenario& given, const PlanSettings& settings) {
     try {
       Report report = simulate_schedule(scenario, entry.layout.schedule, false, engine);
       report.scenario = nlohmann::ordered_json();
+      report.provenance = nlohmann::ordered_json();
       if (split && report.training->fits &&
           report.training->step_time < entry.report.training->step_time * (1 - 1e-12)) {
         for (const StageSummary& stage : report.training->stages) entry.layout.layers_per_stage.push_back(stage.layers);
@@ -342,6 +343,7 @@ PlanResult plan_layouts(const Scenario& given, const PlanSettings& settings) {
         scenario.auto_layer_split = false;
         report = simulate_schedule(scenario, entry.layout.schedule, false, engine);
         report.scenario = nlohmann::ordered_json();
+      report.provenance = nlohmann::ordered_json();
       }
       entry.report = std::move(report);
       entry.peak_memory = peak_memory_of(entry.report);
