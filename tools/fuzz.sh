@@ -13,7 +13,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$root/build-asan"
 targets=(fuzz_config fuzz_plan fuzz_schedule_csv fuzz_schedule_json fuzz_action fuzz_units fuzz_study fuzz_expectation fuzz_model_json
-         fuzz_hardware_json fuzz_merge fuzz_calibrate_options)
+         fuzz_hardware_json fuzz_merge fuzz_calibrate_options fuzz_trace fuzz_timer_log)
 
 usage() {
   echo "usage: tools/fuzz.sh TARGET SECONDS | --ci [SECONDS] | --list" >&2

@@ -25,7 +25,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 74> kSettings = {{
+constexpr std::array<SettingInfo, 75> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -138,6 +138,11 @@ constexpr std::array<SettingInfo, 74> kSettings = {{
     {"workspace", "--workspace", "B", "memory per device beyond parameters, optimizer and activations (default 2 GiB)"},
     {"memory-headroom", "--memory-headroom", "R",
      "share of each GPU's memory to keep free: a layout fits only within (1 - R) of it (default 0)"},
+    // Costs measured from a real run (study/input/calibrated_costs.hpp).
+    {"calibrated-from", "--calibrated-from", "TRACE[,TRACE...]",
+     "costs measured from a real run: torch.profiler traces (one per rank, or their directory), ppsim's --trace, a "
+     "Megatron-LM timer log or `ppsim trace --calibrate`'s file; its F, B, W and links, and unless given its p, m "
+     "and schedule"},
     // Noise and stragglers over Monte-Carlo steps (variability_settings.cpp).
     {"jitter", "--jitter", "CV|K:CV,...|measured",
      "compute-op time variation: one coefficient of variation, one per op kind (F:0.03,B:0.05,W:0.05; B "
@@ -493,6 +498,31 @@ bool takes_a_named_value(std::string_view key) {
 
 }  // namespace
 
+namespace {
+
+// "a.json,b.json": the files of one run.
+std::vector<std::string> split_paths(std::string_view text, const std::string& source) {
+  std::vector<std::string> paths;
+  while (!text.empty()) {
+    const std::size_t comma = std::min(text.find(','), text.size());
+    if (comma > 0) paths.emplace_back(text.substr(0, comma));
+    text.remove_prefix(std::min(comma + 1, text.size()));
+  }
+  if (paths.empty()) fail(source, "needs a trace's path");
+  if (paths.size() > 4096) fail(source, "more than 4096 files");
+  return paths;
+}
+
+void set_calibrated_from(std::vector<std::string> paths, const std::string& source, Scenario& scenario) {
+  scenario.calibrated_from = std::move(paths);
+  scenario.calibration.reset();
+  scenario.notes.push_back(source + ": costs measured from " + excerpt(scenario.calibrated_from.front()) +
+                           (scenario.calibrated_from.size() > 1 ? " and " + std::to_string(scenario.calibrated_from.size() - 1) + " more" : "") +
+                           " (F, B, W and links; p, m and the schedule unless given)");
+}
+
+}  // namespace
+
 void apply_setting_text(std::string_view key, std::string_view given, const std::string& source, Scenario& scenario) {
   scenario.sources[std::string(key)] = source;
   const std::string lowered = takes_a_named_value(key) ? lower_case(given) : std::string();
@@ -605,6 +635,8 @@ void apply_setting_text(std::string_view key, std::string_view given, const std:
     scenario.layout.tp_comm_overlap = bool_from_text(text, source);
   else if (key == "dropout")
     scenario.layout.dropout = dropout_from_number(fraction_from_text(text, source), source);
+  else if (key == "calibrated-from")
+    set_calibrated_from(split_paths(text, source), source, scenario);
   else if (key == "memory-headroom")
     scenario.layout.memory_headroom = headroom_from_number(fraction_from_text(text, source), source);
   else if (key == "bucket-size")
@@ -708,6 +740,21 @@ void apply_config_setting(const std::string& key, const nlohmann::json& value, c
                    : key == "activation-bytes" ? scenario.activation_bytes
                                                : scenario.static_bytes;
     target = list_from_json<ByteCount>(value, source, parse_bytes, bytes_from_number, "a size or a list of sizes");
+  } else if (key == "calibrated-from") {
+    std::vector<std::string> paths;
+    if (value.is_string()) {
+      paths = split_paths(value.get<std::string>(), source);
+    } else if (value.is_array() && !value.empty() && value.size() <= 4096) {
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        if (!value[i].is_string() || value[i].get<std::string>().empty()) {
+          fail(source + "[" + std::to_string(i) + "]", "must be a file's path");
+        }
+        paths.push_back(value[i].get<std::string>());
+      }
+    } else {
+      fail(source, "must be a trace's path or a list of paths, got " + json_excerpt(value));
+    }
+    set_calibrated_from(std::move(paths), source, scenario);
   } else if (key == "memory-headroom") {
     if (!value.is_number()) fail(source, "must be a share of the memory below 0.5, got " + json_excerpt(value));
     scenario.layout.memory_headroom = headroom_from_number(fraction_from_number(value.get<double>(), source), source);

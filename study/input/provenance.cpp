@@ -7,6 +7,7 @@
 #include "models/json/architecture_json.hpp"
 #include "models/json/hardware_profile_json.hpp"
 #include "study/common/version.hpp"
+#include "study/trace/calibration.hpp"
 
 namespace ppsim {
 namespace {
@@ -76,6 +77,12 @@ nlohmann::ordered_json provenance_of(const Scenario& scenario) {
                     {"fingerprint", remembered_fingerprint(scenario.resolved_model, [](const Architecture& arch) {
                        return architecture_to_json(arch);
                      })}};
+  }
+  if (scenario.calibration) {
+    // Costs measured from a real run: where, and a fingerprint of what was measured.
+    out["costs"] = {{"measured_from", scenario.calibration->files},
+                    {"format", scenario.calibration->format},
+                    {"fingerprint", fingerprint(calibration_json(*scenario.calibration).dump())}};
   }
   if (scenario.resolved_hardware) {
     out["hardware"] = {{"name", scenario.resolved_hardware->name},

@@ -41,7 +41,7 @@ bool is_model_setting(std::string_view key) {
 
 bool is_cost_setting(std::string_view key) {
   for (std::string_view cost_key : {"forward", "backward", "weight", "overlap", "costs-per", "latency", "bandwidth", "message-bytes",
-                                    "activation-bytes", "static-bytes", "weight-stash-fraction"}) {
+                                    "activation-bytes", "static-bytes", "weight-stash-fraction", "calibrated-from"}) {
     if (key == cost_key) return true;
   }
   return false;

@@ -23,6 +23,7 @@
 namespace ppsim {
 
 class ProgramCache;  // study/run/program_cache.hpp
+struct Calibration;  // study/trace/calibration.hpp
 
 struct Scenario {
   std::vector<std::string> schedules{"1f1b"};
@@ -98,6 +99,11 @@ struct Scenario {
     std::optional<std::int64_t> checkpoint_every;  // steps; unset: Daly's optimum
   };
   Failures failures;
+
+  // --calibrated-from: the files of a real run (or a calibration), and what they measured once read
+  // (resolve_calibration; shared, as a scenario is copied for every schedule and sweep point).
+  std::vector<std::string> calibrated_from;
+  std::shared_ptr<const Calibration> calibration;
 
   // Where each setting came from ("--forward" or "cfg.json: $.forward"), so that errors found
   // later (list lengths, W > B) still name the flag or JSON path the user wrote.

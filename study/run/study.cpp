@@ -15,6 +15,7 @@
 #include "schedules/validate.hpp"
 #include "sim/report/time_axis.hpp"
 #include "study/common/errors.hpp"
+#include "study/input/calibrated_costs.hpp"
 #include "study/input/config.hpp"
 #include "study/input/provenance.hpp"
 #include "study/input/variability_settings.hpp"
@@ -126,6 +127,7 @@ void split_costs_over_chunks(Scenario& scenario, std::string_view who) {
 
 Scenario scenario_for_schedule(Scenario scenario, const ScheduleInfo& info) {
   if (scenario.sources.count("v") == 0) scenario.params.v = info.default_v;
+  calibrated_costs_for_schedule(scenario);
   split_costs_over_chunks(scenario, info.name);
   return scenario;
 }

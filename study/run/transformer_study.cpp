@@ -9,6 +9,7 @@
 #include "models/json/hardware_profile_json.hpp"
 #include "models/json/json_input_error.hpp"
 #include "study/common/errors.hpp"
+#include "study/input/calibrated_costs.hpp"
 #include "study/input/config.hpp"
 #include "study/input/preset_family.hpp"
 
@@ -109,6 +110,7 @@ Scenario resolve_transformer_scenario(Scenario scenario) {
     for (const auto& [key, source] : scenario.sources) {
       if (is_model_setting(key)) throw InputError(source + ": needs --model (a transformer study)");
     }
+    resolve_calibration(scenario);
     return scenario;  // moved: a sweep's point that needs no model is not copied
   }
   for (const auto& [key, source] : scenario.sources) {

@@ -382,3 +382,20 @@ def test_formulas_print_and_check_as_ppsim_formulas_does():
     assert checked["agreed"] and checked["report"] == cli("formulas", "--check", "-s", "zb-h1", "-p", "8").stdout
     with pytest.raises(ppsim.InputError, match="no closed form holds"):
         ppsim.formulas(check=True, schedule="custom")
+
+
+def test_trace_reads_replays_and_calibrates_as_ppsim_trace_does(tmp_path):
+    traced = tmp_path / "t.json"
+    ppsim.run(schedule="1f1b", p=4, m=8, forward=[1, 1, 1, 1.5], backward=[2, 2, 2, 3], trace=traced)
+    result = ppsim.trace(traced, calibrate=tmp_path / "c.json", svg=tmp_path / "idle.svg")
+    assert result == json.loads(cli("trace", str(traced), "--format", "json").stdout)
+    assert result["step"]["recorded"] == result["step"]["replayed"] == result["step"]["modelled"]
+    for device in result["idle"]:
+        parts = sum(device[cause] for cause in ("bubble", "straggler", "message", "collective", "launch"))
+        assert parts == pytest.approx(device["idle"])
+    # Calibrated from the trace, another schedule runs on the measured costs.
+    predicted = ppsim.run(calibrated_from=str(tmp_path / "c.json"), schedule="zbv")
+    assert predicted["makespan"] == ppsim.run(calibrated_from=str(traced), schedule="zbv")["makespan"]
+    assert predicted["provenance"]["costs"]["format"] == "ppsim --trace"
+    with pytest.raises(ppsim.InputError, match="^ppsim.trace: m: a Megatron-LM timer log does not say"):
+        ppsim.trace(os.path.join(SOURCE, "tests", "data", "timers", "megatron_minmax.log"), p=4)

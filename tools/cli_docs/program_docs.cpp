@@ -74,7 +74,9 @@ CommandDocs ppsim_docs(std::string_view data_dir) {
                                "ppsim synth -p 8 -m 32 -v 2 --activation-bytes 1GiB --memory-limit 6GiB -o found.csv",
                                "ppsim run -s interleaved-1f1b --model llama3.1-70b --hardware h100 -t 8 -p 8 "
                                "--global-batch 512 -d 4",
-                               "ppsim sweep " + dir + "/studies/m_vs_p_bubble.json -o points.csv"});
+                               "ppsim sweep " + dir + "/studies/m_vs_p_bubble.json -o points.csv",
+                               "ppsim trace rank-*.json --calibrate measured.json --svg idle.svg",
+                               "ppsim compare --calibrated-from measured.json -s 1f1b,zbv -m 32"});
   docs.see_also = {"ppsim-calibrate(1)"};
   return docs;
 }

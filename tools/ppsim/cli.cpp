@@ -19,6 +19,7 @@
 #include "study/input/config.hpp"
 #include "study/run/formulas.hpp"
 #include "study/run/study.hpp"
+#include "study/trace/trace_study.hpp"
 #include "study/sweep/sweep_summary.hpp"
 #include "tools/ppsim/expect_flag.hpp"
 #include "tools/ppsim/plan_cli.hpp"
@@ -394,6 +395,35 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
               "schedule, bounded, simulated, ranked");
   scenario_flags_for("plan", *plan_command, plan_flags);
   if (plan.registers("plan")) add_plan_options(*plan_command, plan_options);
+  TraceStudyRequest trace_request;
+  std::string trace_format = "table";
+  CLI::App* trace_command = app.add_subcommand(
+      "trace", "read a real run (torch.profiler traces, one per rank; ppsim's --trace; a Megatron-LM timer log): "
+               "replay its step, say where each device's idle time went, calibrate its costs");
+  if (plan.registers("trace")) {
+    trace_command->add_option("files", trace_request.files, "the run's files, or a directory of them")
+        ->required()
+        ->type_name("TRACE...");
+    trace_command->add_option("--format", trace_format, "table (default) or json")
+        ->type_name("FORMAT")
+        ->check(CLI::IsMember({"table", "json"}));
+    trace_command
+        ->add_option("--calibrate", trace_request.calibrate_path,
+                     "write the measured costs as a calibration that run --calibrated-from reads")
+        ->type_name("FILE.json");
+    trace_command->add_option("--svg", trace_request.svg_path, "draw the step with each device's idle time coloured by cause")
+        ->type_name("FILE");
+    trace_command
+        ->add_option("-s,--schedule", trace_request.hints.schedule,
+                     "the schedule that ran: which run of a ppsim trace of several, or a timer log's (default 1f1b, "
+                     "interleaved-1f1b with -v > 1)")
+        ->type_name("NAME");
+    trace_command->add_option("--step", trace_request.read.step, "which recorded step (counted from 0; default the last complete one)")
+        ->type_name("N");
+    trace_command->add_option("-p", trace_request.hints.p, "a timer log's pipeline stages (the log does not say)")->type_name("N");
+    trace_command->add_option("-m", trace_request.hints.m, "a timer log's micro-batches per step")->type_name("N");
+    trace_command->add_option("-v", trace_request.hints.v, "a timer log's chunks per device (default 1)")->type_name("N");
+  }
   SweepCommands sweep_commands;  // ppsim sweep and ppsim merge (sweep_cli.cpp)
   add_sweep_commands(app, sweep_commands, plan.registers("sweep"), plan.registers("merge"));
   if (visit != nullptr) {
@@ -452,6 +482,11 @@ std::optional<int> run_cli_with(const std::vector<std::string>& args, const Flag
       apply_plan_flags(plan_options, request.settings);
       if (request.settings.gpus == 0) throw InputError("--gpus: plan needs the GPU count (or gpus in PLAN.json)");
       write_plan(request, plan_options.html, out);
+    } else if (trace_command->parsed()) {
+      trace_request.json = trace_format == "json";
+      trace_request.read.schedule = trace_request.hints.schedule;
+      trace_request.hints.step = trace_request.read.step;
+      write_trace_study(trace_request, out);
     } else if (formulas->parsed()) {
       return write_formulas_study(scenario_from(formula_flags, notes.text), check, out) ? kExitOk : kExitFailure;
     } else if (compare->parsed()) {

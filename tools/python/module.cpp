@@ -22,6 +22,7 @@
 
 #include "study/api.hpp"
 #include "study/input/config.hpp"
+#include "study/trace/trace_study.hpp"
 
 namespace py = pybind11;
 
@@ -160,6 +161,22 @@ std::string formulas(const std::string& settings, bool check) {
   return result.dump();
 }
 
+// ppsim trace --format json: the files read, replayed, attributed and calibrated.
+std::string trace(const std::vector<std::string>& files, const std::string& calibrate, const std::string& svg,
+                  const std::string& schedule, int step, int p, int m, int v) {
+  ppsim::TraceStudyRequest request;
+  request.files = files;
+  request.calibrate_path = calibrate;
+  request.svg_path = svg;
+  request.json = true;
+  request.read.schedule = schedule;
+  request.read.step = step;
+  request.hints = {p, m, v, schedule, step};
+  std::ostringstream out;
+  ppsim::write_trace_study(request, out);
+  return out.str();
+}
+
 std::string export_schedule(const std::string& settings, bool lowered) {
   ppsim::Scenario scenario = ppsim::scenario_from_settings(parse_settings(settings, "ppsim.export"), "ppsim.export");
   scenario.format = ppsim::OutputFormat::kJson;
@@ -255,6 +272,13 @@ PYBIND11_MODULE(_core, module) {
   module.def(
       "formulas", [](const std::string& settings, bool check) { return released([&] { return formulas(settings, check); }); },
       "ppsim formulas [--check]: whether they agreed, and the text");
+  module.def(
+      "trace",
+      [](const std::vector<std::string>& files, const std::string& calibrate, const std::string& svg,
+         const std::string& schedule, int step, int p, int m, int v) {
+        return released([&] { return trace(files, calibrate, svg, schedule, step, p, m, v); });
+      },
+      "ppsim trace --format json");
   module.def(
       "merge",
       [](const std::string& output, const std::vector<std::string>& inputs) {

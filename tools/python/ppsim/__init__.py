@@ -40,7 +40,8 @@ from ._core import InputError, ScheduleError
 
 __version__ = _core.__version__
 __git_revision__ = _core.__git_revision__  # the commit it was built from, as `ppsim --version` says
-__all__ = ["run", "compare", "plan", "sweep", "merge", "export", "synth", "check", "formulas", "schedules", "models", "records",
+__all__ = ["run", "compare", "plan", "sweep", "merge", "export", "synth", "check", "formulas", "trace", "schedules", "models",
+           "records",
            "InputError", "ScheduleError", "ExpectationError"]
 
 # The command line's bounds (study/common/errors.hpp, schedules/excerpt.hpp): a message is one line of at
@@ -392,6 +393,31 @@ def formulas(check=False, **settings):
     origin = "ppsim.formulas"
     check = _flag(check, origin, "check")
     return json.loads(_core_call(origin, _core.formulas, _settings_text(settings, origin), check))
+
+
+def _bounded_integer(value, origin, keyword, low, high):
+    value = _integer(value, origin, keyword)
+    if not low <= value <= high:
+        _fail(origin, keyword, f"must be from {low} to {high}, got {value}")
+    return value
+
+
+def trace(files, *, calibrate=None, svg=None, schedule=None, step=None, p=None, m=None, v=None):
+    """``ppsim trace --format json``: a real run read from ``files`` (torch.profiler traces, one per
+    rank, or their directory; ppsim's own ``--trace``; a Megatron-LM timer log), its step
+    (``recorded``, ``replayed``, ``modelled``), each device's ``idle`` time by cause, each rank's
+    kernels and the ``calibration``. ``calibrate`` writes the calibration for ``run(calibrated_from=...)``,
+    ``svg`` the picture of the idle time; ``schedule`` and ``step`` choose what to read, and ``p``, ``m``
+    and ``v`` say what a timer log does not."""
+    origin = "ppsim.trace"
+    files = _paths(files, origin, "files")
+    calibrate = _path(calibrate, origin, "calibrate")
+    svg = _path(svg, origin, "svg")
+    schedule = "" if schedule is None else _text(schedule, origin, "schedule", "a schedule's name")
+    step = -1 if step is None else _bounded_integer(step, origin, "step", 0, 10**9)
+    sizes = [0 if value is None else _bounded_integer(value, origin, name, 1, high)
+             for name, value, high in (("p", p, 65536), ("m", m, 10**7), ("v", v, 64))]
+    return json.loads(_core_call(origin, _core.trace, files, calibrate, svg, schedule, step, *sizes))
 
 
 def export(schedule, p, m, v=None, lowered=False, **settings):
