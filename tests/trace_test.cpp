@@ -291,7 +291,7 @@ TEST_CASE("a damaged trace is refused with its file and byte", "[trace][errors]"
   CHECK(refused(R"({"traceEvents":[{"name":"a","ph":"X","ts":1,)") ==
         "t.json: byte 45: not JSON: unexpected end of input; expected string literal");
   CHECK(refused(R"({"traceEvents":[{"name":"a","ph":"X","ts":"soon"}]})") ==
-        "t.json: byte 48: event 0: \"ts\" must be a finite number");
+        "t.json: byte 48: event 0: \"ts\" must be a finite number of microseconds");
   CHECK(refused(R"({"events":[]})") ==
         "t.json: no traceEvents array: not a Chrome trace (torch.profiler's export_chrome_trace, ppsim's --trace)");
   CHECK(refused(
@@ -414,4 +414,40 @@ TEST_CASE("ppsim trace writes its table, JSON, calibration and picture, and noth
   // And with --model, which derives every cost itself, it is refused.
   CHECK(cli({"run", "--calibrated-from", dir.file("c.json"), "--model", "llama3-8b"})
             .err.find("--calibrated-from: cannot be combined with --model") != std::string::npos);
+}
+
+TEST_CASE("hostile traces are refused before they cost memory or time", "[trace][errors]") {
+  const auto refused = [](const std::string& text) {
+    try {
+      ppsim::read_trace_text(text, "t.json");
+    } catch (const ppsim::InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string op = R"({"name":"0F0","cat":"compute","ph":"X","pid":1,"tid":1,"ts":0,"dur":1,"args":{"stage":0,"microbatch":0,"op":"F"}})";
+  const std::string names = R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"1f1b d0"}},)";
+  // A device named but running nothing (each would be walked for the idle time).
+  CHECK(refused(R"({"traceEvents":[)" + names + R"({"name":"process_name","ph":"M","pid":2,"args":{"name":"1f1b d65535"}},)" + op +
+                "]}") == "t.json: device 1 runs no op (each device of the run must)");
+  // A lone op of a far micro-batch: the tables a step needs grow with m.
+  CHECK(refused(R"({"traceEvents":[)" + names +
+                R"({"name":"0F0","cat":"compute","ph":"X","pid":1,"ts":0,"dur":1,"args":{"stage":0,"microbatch":9999998,"op":"F"}}]})") ==
+        "t.json: micro-batch 9999998 is named, but the step runs 1 ops: micro-batches count from 0 on every stage");
+  CHECK(refused(R"({"traceEvents":[{"name":"PP:0F0","cat":"user_annotation","ph":"X","pid":1,"ts":0,"dur":1},)"
+                R"({"name":"PP:0F9999999","cat":"user_annotation","ph":"X","pid":1,"ts":2,"dur":1}]})")
+            .find("micro-batches count from 0 on every stage") != std::string::npos);
+  // Times whose sums would overflow.
+  CHECK(refused(R"({"traceEvents":[{"name":"a","ph":"X","ts":1e300,"dur":1}]})") ==
+        "t.json: byte 48: event 0: \"ts\" must be a finite number of microseconds");
+  // Nesting without end.
+  CHECK(refused(R"({"traceEvents":[{"args":)" + std::string(600, '[')) ==
+        "t.json: byte 534: values nested deeper than 512 levels");
+  // A calibration, gzipped or not, is read whole; one that is not JSON names its byte.
+  const TempDir dir("trace-hostile");
+  {
+    std::ofstream bad(dir.file("c.json"));
+    bad << R"({"ppsim-calibration": 1, "stages": [)";
+  }
+  CHECK(cli({"run", "--calibrated-from", dir.file("c.json")}).err.find("c.json: byte 37: not JSON") != std::string::npos);
 }

@@ -2,7 +2,6 @@
 #include "study/input/calibrated_costs.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <list>
 #include <mutex>
 #include <utility>
@@ -27,9 +26,20 @@ std::shared_ptr<const Calibration> load(const Scenario& scenario) {
       bytes.advance();
     }
     if (head.find("\"ppsim-calibration\"") != std::string::npos) {
-      std::ifstream in(files.front(), std::ios::binary);
-      nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
-      if (json.is_discarded()) throw InputError(excerpt(files.front()) + ": not JSON");
+      // Read whole (gzip or not), at most 64 MiB: a calibration is a few kilobytes per stage.
+      TraceBytes whole(files.front());
+      std::string text;
+      while (!whole.at_end() && text.size() < (64u << 20)) {
+        text.push_back(whole.peek());
+        whole.advance();
+      }
+      if (!whole.at_end()) throw InputError(excerpt(files.front()) + ": a calibration larger than 64 MiB");
+      nlohmann::json json;
+      try {
+        json = nlohmann::json::parse(text);
+      } catch (const nlohmann::json::parse_error& error) {
+        throw InputError(excerpt(files.front()) + ": byte " + std::to_string(error.byte) + ": not JSON");
+      }
       return std::make_shared<const Calibration>(calibration_from_json(json, files.front()));
     }
   }
@@ -110,6 +120,7 @@ void resolve_calibration(Scenario& scenario) {
   // stages get their own in calibrated_costs_for_schedule.
   const int p = scenario.params.p;
   const bool seconds = c.seconds;
+  if (p < 1 || p > 65536) return;  // the run's own size checks refuse it, naming -p
   if (scenario.sources.count("forward") == 0) scenario.forward = durations(resample_stages(c.forward(), p), seconds);
   if (scenario.sources.count("backward") == 0) scenario.backward = durations(resample_stages(c.backward(), p), seconds);
   if (scenario.sources.count("weight") == 0) {
@@ -129,7 +140,9 @@ void calibrated_costs_for_schedule(Scenario& scenario) {
   if (!scenario.calibration) return;
   if (scenario.sources.count("costs-per") != 0 && !scenario.costs_per_chunk) return;  // the user's device shares
   const Calibration& c = *scenario.calibration;
-  const int stages = scenario.params.p * scenario.params.v;
+  const std::int64_t many = static_cast<std::int64_t>(scenario.params.p) * scenario.params.v;
+  if (scenario.params.p < 1 || scenario.params.v < 1 || many > 65536) return;  // refused by the run's size checks
+  const int stages = static_cast<int>(many);
   const bool seconds = c.seconds;
   bool any = false;
   if (scenario.sources.count("forward") == 0) {

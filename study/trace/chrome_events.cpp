@@ -30,6 +30,7 @@ namespace {
 constexpr std::uint64_t kTokenLimit = 16u << 20;  // one JSON value at most 16 MiB
 constexpr std::size_t kNameLimit = 4096;          // a kernel's name (C++ templates) is kept this long
 constexpr std::size_t kArgLimit = 64;             // args kept per event
+constexpr std::size_t kMaxDepth = 512;            // objects and arrays within each other
 
 // Where the parser is: what the object or array just opened is to the trace.
 enum class Context : std::uint8_t { kTop, kEvents, kEvent, kArgs, kDistributed, kOther, kRuns, kRun, kSkip };
@@ -68,10 +69,11 @@ class EventSax {
       next = Context::kDistributed;
     } else if (parent == Context::kTop && key_ == "otherData") {
       next = Context::kOther;
-    } else if (parent == Context::kRuns) {
+    } else if (parent == Context::kRuns && header_.runs.size() < 1024) {
       next = Context::kRun;
       header_.runs.emplace_back();
     }
+    if (stack_.size() >= kMaxDepth) return fail("values nested deeper than 512 levels");
     stack_.push_back(next);
     return true;
   }
@@ -98,6 +100,7 @@ class EventSax {
     } else if (stack_.back() == Context::kOther && key_ == "schedules") {
       next = Context::kRuns;
     }
+    if (stack_.size() >= kMaxDepth) return fail("values nested deeper than 512 levels");
     stack_.push_back(next);
     return true;
   }
@@ -117,6 +120,11 @@ class EventSax {
     // the byte is ours, the reason nlohmann's.
     const std::size_t dash = what.rfind(" - ");
     if (dash != std::string::npos) what = what.substr(dash + 3);
+    // "...; last read: '<the token>'": the token may be megabytes long.
+    const std::size_t read = what.find("; last read: '");
+    if (read != std::string::npos && what.size() > read + 15) {
+      what = what.substr(0, read) + "; last read: " + quoted_excerpt(what.substr(read + 14, what.size() - read - 15));
+    }
     error_ = "byte " + std::to_string(position) + ": not JSON: " + what;
     if (bytes_.token_too_long()) {
       error_ = "byte " + std::to_string(bytes_.position()) + ": a single JSON value longer than 16 MiB";
@@ -158,7 +166,7 @@ class EventSax {
         }
         return true;
       case Context::kTop:
-        if (key_ == "baseTimeNanoseconds" && number) header_.base_ns = number;
+        if (key_ == "baseTimeNanoseconds" && number && std::fabs(*number) < 1e21) header_.base_ns = number;
         return true;
       case Context::kDistributed:
         if (key_ == "rank" && number) header_.rank = number;
@@ -205,8 +213,10 @@ class EventSax {
         const double parsed = std::strtod(text->c_str(), &end);
         if (end != text->c_str() && *end == '\0') value = parsed;
       }
-      if (!value || !std::isfinite(*value)) {
-        return fail("event " + std::to_string(header_.events) + ": \"" + key_ + "\" must be a finite number");
+      // Microseconds since 1970 are below 1e17; a time beyond 1e18 would overflow the sums made of it.
+      if (!value || !std::isfinite(*value) || std::fabs(*value) > 1e18) {
+        return fail("event " + std::to_string(header_.events) + ": \"" + key_ +
+                    "\" must be a finite number of microseconds");
       }
       (key_ == "ts" ? event_.ts : event_.dur) = value;
     }

@@ -94,7 +94,14 @@ class PpsimImporter final : public PpsimTraceCollector {
     }
     if (device_of_pid.empty()) {
       std::string known;
-      for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+      std::size_t listed = 0;
+      for (const std::string& name : names) {
+        if (++listed > 5) {
+          known += ", ...";
+          break;
+        }
+        known += (known.empty() ? "" : ", ") + excerpt(name);
+      }
       throw InputError("--schedule: " + file + " holds no run of '" + excerpt(schedule) + "' (it holds " + known + ")");
     }
     int devices = 0;
@@ -153,6 +160,11 @@ class PpsimImporter final : public PpsimTraceCollector {
     for (const ChromeTraceHeader::Run& given : header.runs) {
       const ScheduleInfo* info = find_schedule(given.schedule);
       if (given.schedule != schedule || info == nullptr || !info->generated() || !given.p || !given.m) continue;
+      const double v = given.v.value_or(info->default_v);
+      if (!(*given.p >= 1 && *given.p <= 65536 && *given.m >= 1 && *given.m <= 1e7 && v >= 1 && v <= 64 &&
+            *given.p * v <= stages)) {
+        continue;  // not the run the spans hold
+      }
       ScheduleParams params;
       params.p = static_cast<int>(*given.p);
       params.m = static_cast<int>(*given.m);
@@ -174,6 +186,7 @@ class PpsimImporter final : public PpsimTraceCollector {
       run.messages.push_back(send.message);
     }
     sends_.clear();
+    check_trace_shape(run, file_);
     out.format = run.format;
     out.run = std::move(run);
   }

@@ -63,11 +63,16 @@ std::optional<int> rank_in_name(const std::string& path) {
 
 }  // namespace
 
+namespace {
+// Micro-batch indices a range may name: any real run's are far below.
+constexpr int kMaxMicrobatch = 10'000'000;
+}  // namespace
+
 bool parse_pipeline_range(const std::string& name, ProfilerAnnotation& out) {
   if (name.starts_with("Forward ") || name.starts_with("Backward ")) {
     const bool forward = name[0] == 'F';
     const std::string_view index = std::string_view(name).substr(forward ? 8 : 9);
-    if (!all_digits(index)) return false;
+    if (!all_digits(index) || to_int(index) >= kMaxMicrobatch) return false;
     out = {};
     out.gpipe = true;
     out.action = Action(0, forward ? Op::kForward : Op::kBackward, to_int(index));
@@ -78,7 +83,10 @@ bool parse_pipeline_range(const std::string& name, ProfilerAnnotation& out) {
   out = {};
   if (rest.starts_with("(")) {
     const CellParse cell = parse_cell(rest);
-    if (!cell.ok || !cell.pair || cell.first.stage >= 65536 || cell.second.stage >= 65536) return false;
+    if (!cell.ok || !cell.pair || cell.first.stage >= 65536 || cell.second.stage >= 65536 ||
+        cell.first.microbatch >= kMaxMicrobatch || cell.second.microbatch >= kMaxMicrobatch) {
+      return false;
+    }
     out.action = cell.first;
     out.partner = cell.second;
     return true;
@@ -95,13 +103,14 @@ bool parse_pipeline_range(const std::string& name, ProfilerAnnotation& out) {
         std::tuple{std::string_view("RECV_B"), ProfilerAnnotation::Kind::kRecv, Op::kBackward}}) {
     if (!tail.starts_with(kind_name)) continue;
     const std::string_view index = tail.substr(kind_name.size());
-    if (!all_digits(index)) return false;
+    if (!all_digits(index) || to_int(index) >= kMaxMicrobatch) return false;
     out.kind = kind;
     out.action = Action(stage, op, to_int(index));
     return true;
   }
   const ActionParse action = parse_action(rest);
-  if (!action.ok) return false;  // UNSHARD, RESHARD, REDUCE_GRAD: not timed here
+  if (!action.ok || action.action.microbatch >= kMaxMicrobatch)
+    return false;  // UNSHARD, RESHARD, REDUCE_GRAD: not timed here
   out.action = action.action;
   return true;
 }
@@ -437,12 +446,16 @@ void build_profiler_reading(std::vector<ProfilerRank>& ranks, const TraceReadOpt
     // NCCL kernels other than sends and receives that overlap none of the rank's actions.
     std::vector<TracedItem>& items = run.devices[d];
     std::vector<TracedItem> collectives;
+    std::vector<double> ends;  // each action's end, for the overlap test
+    double latest = -std::numeric_limits<double>::infinity();
+    for (const TracedItem& it : items) ends.push_back(latest = std::max(latest, it.end));
     for (const ProfilerKernel& k : r.kernels) {
       const double s = k.start + r.offset;
       const double e = k.end + r.offset;
       if (!k.nccl || k.point_to_point || s < first || s >= next_step) continue;
-      const bool overlaps =
-          std::any_of(items.begin(), items.end(), [&](const TracedItem& it) { return s < it.end && e > it.start; });
+      // The actions are in order of start and do not overlap: the first to end after s decides.
+      const auto after = std::upper_bound(ends.begin(), ends.end(), s);
+      const bool overlaps = after != ends.end() && items[static_cast<std::size_t>(after - ends.begin())].start < e;
       if (overlaps) continue;
       TracedItem item;
       item.kind = TracedItem::Kind::kCollective;
@@ -496,6 +509,7 @@ void build_profiler_reading(std::vector<ProfilerRank>& ranks, const TraceReadOpt
     out.notes.push_back(
         "no RECV ranges: a receiver's wait after its input's producer ended counts as the message's time");
   }
+  check_trace_shape(run, devices.front()->file);
   out.run = std::move(run);
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
 
 #include "study/common/errors.hpp"
 #include "study/trace/trace_bytes.hpp"
@@ -138,15 +139,15 @@ class LogReader {
     TimerValue timer;
     if (value.starts_with("(") && value.ends_with(")")) {
       const std::size_t comma = value.find(',');
-      if (comma == std::string_view::npos) fail(name + ": not a (min, max) pair: '" + excerpt(value) + "'");
+      if (comma == std::string_view::npos) fail(excerpt(name) + ": not a (min, max) pair: '" + excerpt(value) + "'");
       timer.min = number(value.substr(1, comma - 1));
       timer.max = number(value.substr(comma + 1, value.size() - comma - 2));
       if (!timer.min || !timer.max || *timer.min < 0 || *timer.max < *timer.min) {
-        fail(name + ": not a (min, max) pair of times: '" + excerpt(value) + "'");
+        fail(excerpt(name) + ": not a (min, max) pair of times: '" + excerpt(value) + "'");
       }
     } else {
       timer.max = number(value);
-      if (!timer.max || *timer.max < 0) fail(name + ": not a time: '" + excerpt(value) + "'");
+      if (!timer.max || *timer.max < 0) fail(excerpt(name) + ": not a time: '" + excerpt(value) + "'");
     }
     if (name.empty()) return false;
     block_.timers[name] = timer;
@@ -165,7 +166,7 @@ class LogReader {
       TimerValue timer;
       timer.max = number(pair.substr(colon + 1));
       if (!timer.max || *timer.max < 0)
-        fail(timer_name(pair.substr(0, colon)) + ": not a time: '" + excerpt(pair) + "'");
+        fail(excerpt(timer_name(pair.substr(0, colon))) + ": not a time: '" + excerpt(pair) + "'");
       block_.timers[timer_name(pair.substr(0, colon))] = timer;
     }
     close_block();
@@ -178,7 +179,7 @@ class LogReader {
       std::size_t i = word + 10;
       while (i < line.size() && line[i] == ' ') ++i;
       std::size_t j = i;
-      while (j < line.size() && j - i < 10 && line[j] >= '0' && line[j] <= '9') ++j;
+      while (j < line.size() && j - i < 9 && line[j] >= '0' && line[j] <= '9') ++j;
       if (j > i) iteration_ = std::atoi(std::string(line.substr(i, j - i)).c_str());
     }
     std::string_view value = line.substr(at + 32);
@@ -240,11 +241,10 @@ class LogReader {
     profile.weight = items[2];
     profile.communication = std::max(0.0, items[3][0]);
     // A rank prints it once per conclusion; the last one stands.
-    for (ZeroBubbleProfile& known : log_.zero_bubble) {
-      if (known.rank == profile.rank) {
-        known = profile;
-        return;
-      }
+    const auto [known, fresh] = zero_bubble_index_.emplace(profile.rank, log_.zero_bubble.size());
+    if (!fresh) {
+      log_.zero_bubble[known->second] = profile;
+      return;
     }
     log_.zero_bubble.push_back(profile);
   }
@@ -256,6 +256,7 @@ class LogReader {
   std::string current_;
   int iteration_ = -1;
   double iteration_ms_ = -1;
+  std::map<int, std::size_t> zero_bubble_index_;  // rank -> its profile in log_.zero_bubble
 };
 
 }  // namespace

@@ -169,7 +169,8 @@ class Replayer {
                 // A message that arrived after its op started was not waited for that long.
                 input.delay = std::min(input.delay, std::max(0.0, it.start - producer.end));
               }
-              if (producer.end > it.start) {
+              // A few ulps are the writer's rounding (ts + dur against the next ts), not a clock.
+              if (producer.end - it.start > 1e-12 * std::max(std::fabs(it.start), 1.0)) {
                 ++out_.inconsistent;
                 out_.worst_skew = std::max(out_.worst_skew, producer.end - it.start);
               }
@@ -227,7 +228,8 @@ class Replayer {
           const TracedItem& stuck = run_.devices[static_cast<std::size_t>(d)][at];
           throw InputError(excerpt(run_.files.empty() ? std::string("trace") : run_.files.front()) +
                            ": the recorded order cannot run: device " + std::to_string(d) + " waits at " +
-                           (stuck.compute() ? to_string(stuck.action) : stuck.name) + " for an op that runs after it");
+                           (stuck.compute() ? to_string(stuck.action) : excerpt(stuck.name)) +
+                           " for an op that runs after it");
         }
       }
     }
@@ -259,6 +261,15 @@ class Replayer {
   void add(DeviceIdle& idle, IdleCause cause, double from, double to) {
     if (!(to > from)) return;
     idle.cause[static_cast<std::size_t>(cause)] += to - from;
+    // The chain walks back in time: a cause that goes on joins the segment next to it.
+    if (!idle.segments.empty() && idle.segments.back().cause == cause && idle.segments.back().start == to) {
+      idle.segments.back().start = from;
+      return;
+    }
+    if (!idle.segments.empty() && idle.segments.back().cause == cause && idle.segments.back().end == from) {
+      idle.segments.back().end = to;
+      return;
+    }
     idle.segments.push_back({from, to, cause});
   }
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "study/common/errors.hpp"
+
 namespace ppsim {
 
 Program TraceRun::program() const {
@@ -38,6 +40,33 @@ double TraceRun::step_end() const {
     for (const TracedItem& item : items) end = std::max(end, item.end);
   }
   return std::isinf(end) ? 0 : end;
+}
+
+void check_trace_shape(TraceRun& run, const std::string& file) {
+  std::int64_t ops = 0;
+  for (std::size_t d = 0; d < run.devices.size(); ++d) {
+    std::int64_t here = 0;
+    for (const TracedItem& item : run.devices[d]) {
+      if (!std::isfinite(item.start) || !std::isfinite(item.end) || !std::isfinite(item.duration)) {
+        throw InputError(excerpt(file) + ": device " + std::to_string(d) + ": a time beyond the trace's range");
+      }
+      here += item.compute() ? 1 : 0;
+    }
+    if (here == 0)
+      throw InputError(excerpt(file) + ": device " + std::to_string(d) + " runs no op (each device of the run must)");
+    ops += here;
+  }
+  if (static_cast<double>(run.num_microbatches) * std::max(1, run.num_stages()) >
+      8.0 * static_cast<double>(ops) + 4096) {
+    throw InputError(excerpt(file) + ": micro-batch " + std::to_string(run.num_microbatches - 1) +
+                     " is named, but the step runs " + std::to_string(ops) +
+                     " ops: micro-batches count from 0 on every stage");
+  }
+  const int p = run.num_devices();
+  std::erase_if(run.messages, [&](const TracedMessage& m) {
+    return m.src < 0 || m.src >= p || m.dst < 0 || m.dst >= p || m.from.stage < 0 || m.from.stage >= run.num_stages() ||
+           !std::isfinite(m.depart_start) || !std::isfinite(m.depart_end) || !std::isfinite(m.arrival);
+  });
 }
 
 bool has_stage_input(const Action& action, const PipelineShape& shape) {

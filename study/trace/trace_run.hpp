@@ -63,6 +63,11 @@ struct TraceRun {
   double step_end() const;
 };
 
+// What every reader checks before handing a run on (InputError naming `file`): each device runs an
+// op, every time is finite, the micro-batches count from 0 (a lone op of micro-batch 9999999 would
+// make every table m entries long), and each message joins two of the run's devices.
+void check_trace_shape(TraceRun& run, const std::string& file);
+
 // The (stage, micro-batch) op that produces what `action` consumes from another stage, if any: a
 // forward's activation from stage - 1, a B's or I's gradient from stage + 1 (its B or I), within
 // the action's pipeline. W consumes nothing from another stage.
