@@ -45,6 +45,17 @@ double makespan_of(const std::vector<std::string>& args) {
   return nlohmann::json::parse(run.out)["makespan"].get<double>();
 }
 
+// The message of the InputError that `read` throws, or "accepted".
+template <typename Read>
+std::string refusal(Read read) {
+  try {
+    read();
+  } catch (const ppsim::InputError& error) {
+    return error.what();
+  }
+  return "accepted";
+}
+
 void check_parts_add_up(const ppsim::TraceReplay& replay) {
   for (const ppsim::DeviceIdle& idle : replay.idle) {
     const double parts = std::accumulate(idle.cause.begin(), idle.cause.end(), 0.0);
@@ -280,14 +291,7 @@ TEST_CASE("a real torch.profiler 1F1B step of four ranks replays to its recorded
 }
 
 TEST_CASE("a damaged trace is refused with its file and byte", "[trace][errors]") {
-  const auto refused = [](const std::string& text) {
-    try {
-      ppsim::read_trace_text(text, "t.json");
-    } catch (const ppsim::InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string("accepted");
-  };
+  const auto refused = [](const std::string& text) { return refusal([&] { ppsim::read_trace_text(text, "t.json"); }); };
   CHECK(refused(R"({"traceEvents":[{"name":"a","ph":"X","ts":1,)") ==
         "t.json: byte 45: not JSON: unexpected end of input; expected string literal");
   CHECK(refused(R"({"traceEvents":[{"name":"a","ph":"X","ts":"soon"}]})") ==
@@ -359,12 +363,7 @@ TEST_CASE("a timer log without what it needs is refused naming the flag or the l
   CHECK(run.err.find("--calibrated-from: -p: a Megatron-LM timer log does not say how many pipeline stages ran") !=
         std::string::npos);
   const auto refused = [](const std::string& text) {
-    try {
-      ppsim::read_timer_log_text(text, "log");
-    } catch (const ppsim::InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string("accepted");
+    return refusal([&] { ppsim::read_timer_log_text(text, "log"); });
   };
   CHECK(refused("(min, max) time across ranks (ms):\n    forward-compute ....: (3.0, 1.0)\n") ==
         "log: line 2: forward-compute: not a (min, max) pair of times: '(3.0, 1.0)'");
@@ -417,23 +416,20 @@ TEST_CASE("ppsim trace writes its table, JSON, calibration and picture, and noth
 }
 
 TEST_CASE("hostile traces are refused before they cost memory or time", "[trace][errors]") {
-  const auto refused = [](const std::string& text) {
-    try {
-      ppsim::read_trace_text(text, "t.json");
-    } catch (const ppsim::InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string("accepted");
-  };
-  const std::string op = R"({"name":"0F0","cat":"compute","ph":"X","pid":1,"tid":1,"ts":0,"dur":1,"args":{"stage":0,"microbatch":0,"op":"F"}})";
+  const auto refused = [](const std::string& text) { return refusal([&] { ppsim::read_trace_text(text, "t.json"); }); };
+  const std::string op =
+      R"({"name":"0F0","cat":"compute","ph":"X","pid":1,"tid":1,"ts":0,"dur":1,"args":{"stage":0,"microbatch":0,"op":"F"}})";
   const std::string names = R"({"name":"process_name","ph":"M","pid":1,"args":{"name":"1f1b d0"}},)";
   // A device named but running nothing (each would be walked for the idle time).
-  CHECK(refused(R"({"traceEvents":[)" + names + R"({"name":"process_name","ph":"M","pid":2,"args":{"name":"1f1b d65535"}},)" + op +
-                "]}") == "t.json: device 1 runs no op (each device of the run must)");
-  // A lone op of a far micro-batch: the tables a step needs grow with m.
   CHECK(refused(R"({"traceEvents":[)" + names +
-                R"({"name":"0F0","cat":"compute","ph":"X","pid":1,"ts":0,"dur":1,"args":{"stage":0,"microbatch":9999998,"op":"F"}}]})") ==
-        "t.json: micro-batch 9999998 is named, but the step runs 1 ops: micro-batches count from 0 on every stage");
+                R"({"name":"process_name","ph":"M","pid":2,"args":{"name":"1f1b d65535"}},)" + op + "]}") ==
+        "t.json: device 1 runs no op (each device of the run must)");
+  // A lone op of a far micro-batch: the tables a step needs grow with m.
+  CHECK(
+      refused(
+          R"({"traceEvents":[)" + names +
+          R"({"name":"0F0","cat":"compute","ph":"X","pid":1,"ts":0,"dur":1,"args":{"stage":0,"microbatch":9999998,"op":"F"}}]})") ==
+      "t.json: micro-batch 9999998 is named, but the step runs 1 ops: micro-batches count from 0 on every stage");
   CHECK(refused(R"({"traceEvents":[{"name":"PP:0F0","cat":"user_annotation","ph":"X","pid":1,"ts":0,"dur":1},)"
                 R"({"name":"PP:0F9999999","cat":"user_annotation","ph":"X","pid":1,"ts":2,"dur":1}]})")
             .find("micro-batches count from 0 on every stage") != std::string::npos);
@@ -449,5 +445,6 @@ TEST_CASE("hostile traces are refused before they cost memory or time", "[trace]
     std::ofstream bad(dir.file("c.json"));
     bad << R"({"ppsim-calibration": 1, "stages": [)";
   }
-  CHECK(cli({"run", "--calibrated-from", dir.file("c.json")}).err.find("c.json: byte 37: not JSON") != std::string::npos);
+  CHECK(cli({"run", "--calibrated-from", dir.file("c.json")}).err.find("c.json: byte 37: not JSON") !=
+        std::string::npos);
 }

@@ -11,16 +11,6 @@
 namespace ppsim {
 namespace {
 
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  const std::size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  const double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
-  return lower + (upper - lower) / 2;
-}
-
 // 1.4826 x the median absolute deviation of x / median - 1: the coefficient of variation of a
 // normal sample, unmoved by a few outliers (one slow op in a hundred).
 double robust_spread(const std::vector<double>& values, double median) {

@@ -50,16 +50,6 @@ std::int64_t key(int stage, int microbatch, bool forward) {
   return (static_cast<std::int64_t>(stage) << 33) ^ (static_cast<std::int64_t>(microbatch) << 1) ^ (forward ? 0 : 1);
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  const std::size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
-  return lower + (upper - lower) / 2;
-}
-
 // Per op kind: the median over stages of each stage's median duration (the balanced pipeline's op).
 std::array<double, kNumOps> reference_times(const TraceRun& run) {
   std::vector<std::array<std::vector<double>, kNumOps>> by_stage(static_cast<std::size_t>(run.num_stages()));
@@ -74,9 +64,10 @@ std::array<double, kNumOps> reference_times(const TraceRun& run) {
   for (int op = 0; op < kNumOps; ++op) {
     std::vector<double> medians;
     for (auto& stage : by_stage) {
-      if (!stage[static_cast<std::size_t>(op)].empty()) medians.push_back(median(stage[static_cast<std::size_t>(op)]));
+      if (!stage[static_cast<std::size_t>(op)].empty())
+        medians.push_back(median_of(stage[static_cast<std::size_t>(op)]));
     }
-    reference[static_cast<std::size_t>(op)] = median(medians);
+    reference[static_cast<std::size_t>(op)] = median_of(medians);
   }
   return reference;
 }

@@ -69,6 +69,16 @@ void check_trace_shape(TraceRun& run, const std::string& file) {
   });
 }
 
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2 == 1) return upper;
+  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return lower + (upper - lower) / 2;
+}
+
 bool has_stage_input(const Action& action, const PipelineShape& shape) {
   if (action.op == Op::kForward) return !shape.first(action.stage);
   if (is_backward_input(action.op)) return !shape.last(action.stage);

@@ -72,6 +72,9 @@ void check_trace_shape(TraceRun& run, const std::string& file);
 // forward's activation from stage - 1, a B's or I's gradient from stage + 1 (its B or I), within
 // the action's pipeline. W consumes nothing from another stage.
 bool has_stage_input(const Action& action, const PipelineShape& shape);
+
+// The median of `values` (the mean of the two middle ones for an even count); 0 for none.
+double median_of(std::vector<double> values);
 Action stage_input_of(const Action& action);  // its op is F for a forward, else B (I matches too)
 
 }  // namespace ppsim
