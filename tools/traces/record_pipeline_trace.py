@@ -110,11 +110,15 @@ def run_torch(rank, args, prof):
     cls = getattr(pp, classes[args.schedule])
     schedule = cls(stages if chunks > 1 else stages[0], n_microbatches=args.microbatches, loss_fn=loss)
     batch = torch.randn(16 * args.microbatches, args.width, device=device)
+    indices = [stage.stage_index for stage in stages]
+    holds_first, holds_last = 0 in indices, args.ranks * chunks - 1 in indices
     for _ in range(args.steps):
-        if rank == 0:
-            schedule.step(batch)
+        # The first stage takes the batch, the last the target (which this loss ignores).
+        inputs = [batch] if holds_first else []
+        if holds_last:
+            schedule.step(*inputs, target=torch.zeros_like(batch))
         else:
-            schedule.step()
+            schedule.step(*inputs)
         prof.step()
 
 
