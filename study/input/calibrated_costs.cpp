@@ -20,20 +20,11 @@ std::shared_ptr<const Calibration> load(const Scenario& scenario) {
   const std::vector<std::string>& files = scenario.calibrated_from;
   if (files.size() == 1) {
     TraceBytes bytes(files.front());
-    std::string head;
-    while (head.size() < 64 && !bytes.at_end()) {
-      head.push_back(bytes.peek());
-      bytes.advance();
-    }
-    if (head.find("\"ppsim-calibration\"") != std::string::npos) {
+    std::string text = bytes.take(64);
+    if (text.find("\"ppsim-calibration\"") != std::string::npos) {
       // Read whole (gzip or not), at most 64 MiB: a calibration is a few kilobytes per stage.
-      TraceBytes whole(files.front());
-      std::string text;
-      while (!whole.at_end() && text.size() < (64u << 20)) {
-        text.push_back(whole.peek());
-        whole.advance();
-      }
-      if (!whole.at_end()) throw InputError(excerpt(files.front()) + ": a calibration larger than 64 MiB");
+      text += bytes.take(64u << 20);
+      if (!bytes.at_end()) throw InputError(excerpt(files.front()) + ": a calibration larger than 64 MiB");
       nlohmann::json json;
       try {
         json = nlohmann::json::parse(text);

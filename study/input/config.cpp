@@ -496,10 +496,6 @@ bool takes_a_named_value(std::string_view key) {
   return kNamed.contains(key);
 }
 
-}  // namespace
-
-namespace {
-
 // "a.json,b.json": the files of one run.
 std::vector<std::string> split_paths(std::string_view text, const std::string& source) {
   std::vector<std::string> paths;

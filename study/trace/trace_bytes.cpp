@@ -70,6 +70,15 @@ bool TraceBytes::refill() {
   return true;
 }
 
+std::string TraceBytes::take(std::size_t limit) {
+  std::string out;
+  while (out.size() < limit && !at_end()) {
+    out.push_back(peek());
+    advance();
+  }
+  return out;
+}
+
 bool TraceBytes::line(std::string& out, std::size_t limit) {
   out.clear();
   if (at_end()) return false;

@@ -45,6 +45,8 @@ class TraceBytes {
   bool token_too_long() const { return too_long_; }
   // Why the input ended before the file did: a damaged gzip stream; empty otherwise.
   const std::string& damage() const { return damage_; }
+  // Up to `limit` further bytes (fewer at the end of the file).
+  std::string take(std::size_t limit);
   // The next line without its end ("\n" or "\r\n"); false at the end of the file.
   bool line(std::string& out, std::size_t limit);
 

@@ -13,17 +13,6 @@
 namespace ppsim {
 namespace {
 
-// The first bytes of a file (decompressed), to tell JSON from a log.
-std::string head_of(const std::string& path) {
-  TraceBytes bytes(path);
-  std::string head;
-  while (head.size() < 512 && !bytes.at_end()) {
-    head.push_back(bytes.peek());
-    bytes.advance();
-  }
-  return head;
-}
-
 std::vector<std::string> expand(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const std::string& path : paths) {
@@ -54,7 +43,7 @@ std::vector<std::string> expand(const std::vector<std::string>& paths) {
 TraceReading read_trace_files(const std::vector<std::string>& paths, const TraceReadOptions& options) {
   const std::vector<std::string> files = expand(paths);
   TraceReading out;
-  if (looks_like_timer_log(head_of(files.front()))) {
+  if (looks_like_timer_log(TraceBytes(files.front()).take(512))) {
     if (files.size() > 1)
       throw InputError(excerpt(files[1]) + ": a timer log is read alone (the last rank prints every rank's timers)");
     out.timers = read_timer_log(files.front());
