@@ -77,4 +77,16 @@ ActionStream dualpipe_rank_order(int p, int m, int d, int stage0, int stage1);
 std::optional<std::string> check_dualpipe(const ScheduleParams& params);
 ScheduleStreams dualpipe_streams(const ScheduleParams& params);
 
+// Chimera (Li and Hoefler, SC'21): two 1F1B pipelines in opposite directions over replicated stages,
+// units of p micro-batches concatenated as MindSpeed builds them (schedules/bidirectional/chimera.cpp).
+std::optional<std::string> check_chimera(const ScheduleParams& params);
+ScheduleStreams chimera_streams(const ScheduleParams& params);
+// BitPipe (Wu et al. 2024): two V-shaped pipelines of 2p stages in opposite directions, four chunks
+// per device (schedules/bidirectional/bitpipe.cpp).
+std::optional<std::string> check_bitpipe(const ScheduleParams& params);
+ScheduleStreams bitpipe_streams(const ScheduleParams& params);
+// Rank r holds down stages r and 2p-1-r (program stages) and up stages p-1-r and p+r (program stages
+// 2p + those).
+std::vector<int> bitpipe_stage_mapping(int p);
+
 }  // namespace ppsim

@@ -208,6 +208,45 @@ double dualpipe_device_bubble(const FormulaInput& in, int device) {
 double dualpipe_peak(const FormulaInput& in, int) { return p_of(in) + 1; }
 double dualpipe_messages(const FormulaInput& in, int) { return 2 * m_of(in) * (p_of(in) - 1); }
 
+// Chimera and BitPipe (two pipelines in opposite directions over replicated stages) at uniform F and B
+// per program stage, B >= F, free links, p even and m a multiple of p: every device idles (p-2)B in
+// the first unit of p micro-batches, and each further unit, concatenated as the references do, opens
+// (p-2)(B-F) more, where one direction's backwards meet the next unit's forwards. At F = B that is
+// Chimera's (D-2)/(2N+D-2) (Li and Hoefler, SC'21, Table 1), D stages and N micro-batches. Derived
+// from the orders and checked against the engine (tests/bidirectional_test.cpp).
+bool bidirectional_sized(const FormulaInput& in, int v) {
+  return in.params.v == v && in.params.p % 2 == 0 && in.params.m % in.params.p == 0;
+}
+bool bidirectional_regime(const FormulaInput& in, int v) {
+  return free_links(in) && in.backward >= in.forward && bidirectional_sized(in, v);
+}
+double bidirectional_idle(const FormulaInput& in) {
+  const double p = p_of(in);
+  return (p - 2) * in.backward + (m_of(in) / p - 1) * (p - 2) * (in.backward - in.forward);
+}
+// Each device computes m forwards and m backwards of a stage per chunk it holds of each direction.
+double bidirectional_busy(const FormulaInput& in) { return in.params.v * m_of(in) * (in.forward + in.backward); }
+double bidirectional_makespan(const FormulaInput& in, int) { return bidirectional_busy(in) + bidirectional_idle(in); }
+double bidirectional_bubble_ratio(const FormulaInput& in, int) {
+  return bidirectional_idle(in) / (bidirectional_busy(in) + bidirectional_idle(in));
+}
+bool chimera_sized(const FormulaInput& in) { return bidirectional_sized(in, 1); }
+bool chimera_regime(const FormulaInput& in) { return bidirectional_regime(in, 1); }
+bool bitpipe_sized(const FormulaInput& in) { return bidirectional_sized(in, 2); }
+bool bitpipe_regime(const FormulaInput& in) { return bidirectional_regime(in, 2); }
+// Stashes at the peak: p/2 + 1 + h stages on device d, h = min(d, p-1-d) (Chimera's [D/2+1, D]);
+// BitPipe's w + 1 = 3p/2 + 1 + h chunks, its warmup forwards and the first steady one.
+double chimera_peak(const FormulaInput& in, int device) {
+  return in.params.p / 2 + 1 + std::min(device, in.params.p - 1 - device);
+}
+double bitpipe_peak(const FormulaInput& in, int device) {
+  return 3 * in.params.p / 2 + 1 + std::min(device, in.params.p - 1 - device);
+}
+// One message per crossing stage boundary and direction, activation and gradient: Chimera's p-1
+// boundaries per pipeline, BitPipe's 2p-2 (its V turns on one device).
+double chimera_messages(const FormulaInput& in, int) { return 2 * m_of(in) * (p_of(in) - 1); }
+double bitpipe_messages(const FormulaInput& in, int) { return 2 * m_of(in) * (2 * p_of(in) - 2); }
+
 constexpr std::string_view kUniformFree = "uniform costs, free links (latency 0, no transfer time)";
 constexpr std::string_view kLatencyOnly = "uniform costs, per-message latency L, no transfer time";
 constexpr std::string_view kNarayanan = "Narayanan et al., SC'21 2.2.1";
@@ -325,6 +364,30 @@ constexpr std::array kForms = {
                "deepseek-ai/DualPipe README", dualpipe_sized, dualpipe_peak},
     ClosedForm{"dualpipe", Figure::kMessages, "2m(p-1): m/2 each way over p-1 boundaries, activation and gradient",
                kOrderOnly, "one per stage boundary that crosses devices", dualpipe_sized, dualpipe_messages},
+    ClosedForm{"chimera", Figure::kMakespan, "m(F+B) + (p-2)B + (m/p-1)(p-2)(B-F); (2m+p-2)F at F = B",
+               "uniform F <= B, free links, p even, p | m", "Li and Hoefler, SC'21, Table 1 at F = B; derived "
+               "(tests/bidirectional_test.cpp)", chimera_regime, bidirectional_makespan},
+    ClosedForm{"chimera", Figure::kBubbleRatio, "((p-2)B + (m/p-1)(p-2)(B-F)) / makespan; (p-2)/(2m+p-2) at F = B",
+               "uniform F <= B, free links, p even, p | m", "Li and Hoefler, SC'21, Table 1 at F = B; derived "
+               "(tests/bidirectional_test.cpp)", chimera_regime, bidirectional_bubble_ratio},
+    ClosedForm{"chimera", Figure::kPeakStashed, "p/2 + 1 + min(d, p-1-d): from D/2+1 at the ends to D in the middle",
+               "any costs and links, p even, p | m", "Li and Hoefler, SC'21, Table 1 ([D/2+1, D] M_a)", chimera_sized,
+               chimera_peak},
+    ClosedForm{"chimera", Figure::kMessages, "2m(p-1): m/2 each way over p-1 boundaries, activation and gradient",
+               kOrderOnly, "one per stage boundary that crosses devices", chimera_sized, chimera_messages},
+    ClosedForm{"bitpipe", Figure::kMakespan, "2m(F+B) + (p-2)B + (m/p-1)(p-2)(B-F), F and B per chunk",
+               "uniform F <= B, free links, v = 2, p even, p | m",
+               "derived from wuhouming/BitPipe's order (tests/bidirectional_test.cpp)", bitpipe_regime,
+               bidirectional_makespan},
+    ClosedForm{"bitpipe", Figure::kBubbleRatio, "((p-2)B + (m/p-1)(p-2)(B-F)) / makespan",
+               "uniform F <= B, free links, v = 2, p even, p | m",
+               "derived from wuhouming/BitPipe's order (tests/bidirectional_test.cpp)", bitpipe_regime,
+               bidirectional_bubble_ratio},
+    ClosedForm{"bitpipe", Figure::kPeakStashed, "3p/2 + 1 + min(d, p-1-d) chunk stashes", "any costs and links, v = 2, "
+               "p even, p | m", "derived from bitpipe_schedule.py's warmup (3p/2 + d forwards)", bitpipe_sized,
+               bitpipe_peak},
+    ClosedForm{"bitpipe", Figure::kMessages, "2m(2p-2): m/2 each way over 2p-2 boundaries between devices",
+               kOrderOnly, "one per stage boundary that crosses devices", bitpipe_sized, bitpipe_messages},
     ClosedForm{"zbv", Figure::kMakespan, "(6m+p-1)F, zero bubble at F = I = W", "F = I = W, free links, m >= 2p-1",
                "Qi et al., ZB-V; torch ScheduleZBVZeroBubble", zbv_balanced, zbv_makespan},
     ClosedForm{"zbv", Figure::kBubbleRatio, "(p-1)/(6m+p-1): fill only", "F = I = W, free links, m >= 2p-1",

@@ -102,7 +102,22 @@ constexpr std::array kRegistry = {
                  "with the other direction's backwards; the replicas' gradients summed after the step",
                  "v = 1; p even; m even and m >= 2p (dualpipe.py's asserts)",
                  "DeepSeek-V3 Technical Report (arXiv 2412.19437) 3.2.1; deepseek-ai/DualPipe dualpipe.py", 1,
-                 check_dualpipe, dualpipe_streams},
+                 check_dualpipe, dualpipe_streams, /*bounded_window=*/true, /*pipelines=*/2},
+    ScheduleInfo{"chimera",
+                 "Chimera: two 1F1B pipelines in opposite directions over the same p stages, each device holding one "
+                 "stage of each (twice the parameters); m/2 micro-batches each way in units of p, one direction's "
+                 "forwards filling the other's bubbles; the replicas' gradients summed after the step",
+                 "v = 1; p even; m a multiple of p (MindSpeed's check)",
+                 "Li and Hoefler, Chimera, SC'21; Ascend/MindSpeed chimera_scheduler.py (core_r0.8.0) = "
+                 "Shigangli/Chimera main_with_runtime_direct.py",
+                 1, check_chimera, chimera_streams, /*bounded_window=*/true, /*pipelines=*/2},
+    ScheduleInfo{"bitpipe",
+                 "BitPipe: two V-shaped pipelines of 2p stages in opposite directions, each device holding two "
+                 "chunks of each (twice the parameters); m/2 micro-batches each way in blocks of p; the replicas' "
+                 "gradients summed after the step",
+                 "v = 2 (chunks per device and direction); p even; m a multiple of p (bitpipe_schedule.py's check)",
+                 "Wu et al., BitPipe, arXiv 2410.19367; wuhouming/BitPipe bitpipe_schedule.py", 2, check_bitpipe,
+                 bitpipe_streams, /*bounded_window=*/true, /*pipelines=*/2},
     ScheduleInfo{"custom",
                  "any schedule given as a file (--schedule-file): torch.distributed.pipelining's _dump_csv CSV, "
                  "or JSON lists of the same action strings",

@@ -22,6 +22,9 @@ struct ScheduleInfo {
   // one chunk before the next, so m activations wait between chunks. Runs of such schedules keep
   // the op limit of stored programs.
   bool bounded_window = true;
+  // Program::num_pipelines: 2 for the bidirectional schedules (DualPipe, Chimera, BitPipe), whose two
+  // directions run the same stages on different devices and start at both ends at once.
+  int pipelines = 1;
 
   bool generated() const { return streams != nullptr; }
   // The stored program (its streams run to the end); only for generated schedules.

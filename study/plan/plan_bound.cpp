@@ -7,6 +7,7 @@
 #include "models/transformer/pass_costs.hpp"
 #include "models/transformer/training_step.hpp"
 #include "models/transformer/transformer_cost_model.hpp"
+#include "schedules/registry.hpp"
 #include "study/run/transformer_study.hpp"
 
 namespace ppsim {
@@ -26,8 +27,11 @@ bool whole_backward(std::string_view schedule) {
 }
 
 // Schedules of one pipeline, whose last device waits for the first micro-batch to pass p - 1 stages;
-// DualPipe starts both ends at once.
-bool one_pipeline(std::string_view schedule) { return schedule != "dualpipe"; }
+// the bidirectional ones (DualPipe, Chimera, BitPipe) start both ends at once.
+bool one_pipeline(std::string_view schedule) {
+  const ScheduleInfo* info = find_schedule(schedule);
+  return info == nullptr || info->pipelines == 1;
+}
 
 }  // namespace
 

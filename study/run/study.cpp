@@ -586,7 +586,7 @@ Program lowered_for_fsdp(const Scenario& scenario, Program program) {
     // torch's runtime, whose FSDP actions --fsdp models, runs one pipeline; DualPipe runs its own.
     throw InputError(scenario.source_of("fsdp") + ": models torch.distributed.pipelining's FSDP actions, and a "
                      "schedule of " + std::to_string(program.num_pipelines) +
-                     " pipelines (dualpipe) is not one torch's runtime runs");
+                     " pipelines (dualpipe, chimera, bitpipe) is not one torch's runtime runs");
   }
   std::optional<ScheduleProblem> problem = validate_program(program);
   if (problem) return program;  // simulate_program reports it with its grid
