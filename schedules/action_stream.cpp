@@ -10,6 +10,7 @@ Program collect_program(const ScheduleStreams& streams) {
   program.num_devices = streams.params.p;
   program.num_microbatches = streams.num_microbatches();
   program.num_pipelines = streams.num_pipelines;
+  program.units_per_microbatch = streams.units_per_microbatch;
   program.layerwise_pairs = streams.layerwise_pairs;
   program.stage_device = streams.stage_device;
   program.actions.resize(static_cast<std::size_t>(streams.params.p));

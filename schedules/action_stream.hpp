@@ -115,9 +115,12 @@ struct ScheduleStreams {
   bool layerwise_pairs = false;  // Program::layerwise_pairs
   // Program::num_pipelines: two for DualPipe, whose m micro-batches split over its two directions.
   int num_pipelines = 1;
+  // Schedulable units per micro-batch: Seq1F1B's sequence slices, each its own program micro-batch.
+  int units_per_microbatch = 1;
 
   int num_devices() const { return params.p; }
-  int num_microbatches() const { return params.m / num_pipelines; }  // per pipeline, as Program's
+  // Per pipeline, as Program's.
+  int num_microbatches() const { return params.m * units_per_microbatch / num_pipelines; }
   int num_stages() const { return static_cast<int>(stage_device.size()); }
   PipelineShape pipeline_shape() const { return {num_stages(), num_pipelines}; }
 };

@@ -77,6 +77,13 @@ ActionStream dualpipe_rank_order(int p, int m, int d, int stage0, int stage1);
 std::optional<std::string> check_dualpipe(const ScheduleParams& params);
 ScheduleStreams dualpipe_streams(const ScheduleParams& params);
 
+// Seq1F1B (Sun et al., NAACL 2025): 1F1B over k sequence slices of each micro-batch, the program's
+// micro-batch b*k + j being micro-batch b's slice j (schedules/seq_one_f_one_b.cpp).
+inline constexpr int kDefaultSequenceSplits = 4;  // thunlp/Seq1F1B exp.sh's --pipe-sp-splits
+int sequence_splits(const ScheduleParams& params);
+std::optional<std::string> check_seq_one_f_one_b(const ScheduleParams& params);
+ScheduleStreams seq_one_f_one_b_streams(const ScheduleParams& params);
+
 // Chimera (Li and Hoefler, SC'21): two 1F1B pipelines in opposite directions over replicated stages,
 // units of p micro-batches concatenated as MindSpeed builds them (schedules/bidirectional/chimera.cpp).
 std::optional<std::string> check_chimera(const ScheduleParams& params);

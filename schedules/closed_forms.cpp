@@ -5,6 +5,8 @@
 #include <array>
 #include <cmath>
 
+#include "schedules/builders.hpp"
+
 namespace ppsim {
 namespace {
 
@@ -247,6 +249,22 @@ double bitpipe_peak(const FormulaInput& in, int device) {
 double chimera_messages(const FormulaInput& in, int) { return 2 * m_of(in) * (p_of(in) - 1); }
 double bitpipe_messages(const FormulaInput& in, int) { return 2 * m_of(in) * (2 * p_of(in) - 2); }
 
+// Seq1F1B, F and B being a micro-batch's and each of its k slices costing 1/k of them: 1F1B over mk
+// units, whose fill and drain shrink with the slices: (mk+p-1)(F+B)/k, bubble (p-1)/(mk+p-1). Its warmup holds
+// p-d-2+k slices and the first steady forward one more. Derived from the order (the paper's figures
+// compare measured runs); checked against the engine (tests/seq_one_f_one_b_test.cpp).
+double slices_of(const FormulaInput& in) { return in.params.m * static_cast<double>(sequence_splits(in.params)); }
+bool seq_regime(const FormulaInput& in) { return free_links(in) && in.params.v == 1; }
+bool seq_sized(const FormulaInput& in) { return in.params.v == 1; }
+double seq_makespan(const FormulaInput& in, int) {
+  return (slices_of(in) + p_of(in) - 1) * (in.forward + in.backward) / sequence_splits(in.params);
+}
+double seq_bubble_ratio(const FormulaInput& in, int) { return (p_of(in) - 1) / (slices_of(in) + p_of(in) - 1); }
+double seq_peak(const FormulaInput& in, int device) {
+  return std::min(p_of(in) - device + sequence_splits(in.params) - 1, slices_of(in));
+}
+double seq_messages(const FormulaInput& in, int) { return 2 * slices_of(in) * (p_of(in) - 1); }
+
 constexpr std::string_view kUniformFree = "uniform costs, free links (latency 0, no transfer time)";
 constexpr std::string_view kLatencyOnly = "uniform costs, per-message latency L, no transfer time";
 constexpr std::string_view kNarayanan = "Narayanan et al., SC'21 2.2.1";
@@ -364,6 +382,15 @@ constexpr std::array kForms = {
                "deepseek-ai/DualPipe README", dualpipe_sized, dualpipe_peak},
     ClosedForm{"dualpipe", Figure::kMessages, "2m(p-1): m/2 each way over p-1 boundaries, activation and gradient",
                kOrderOnly, "one per stage boundary that crosses devices", dualpipe_sized, dualpipe_messages},
+    ClosedForm{"seq1f1b", Figure::kMakespan, "(mk+p-1)(F+B)/k: 1F1B's fill and drain cut by k", "uniform costs, free links",
+               "derived from thunlp/Seq1F1B's order (tests/seq_one_f_one_b_test.cpp)", seq_regime, seq_makespan},
+    ClosedForm{"seq1f1b", Figure::kBubbleRatio, "(p-1)/(mk+p-1): 1F1B's over k times the units",
+               "uniform costs, free links", "derived from thunlp/Seq1F1B's order (tests/seq_one_f_one_b_test.cpp)",
+               seq_regime, seq_bubble_ratio},
+    ClosedForm{"seq1f1b", Figure::kPeakStashed, "min(p-d+k-1, mk) slice stashes: (p+k-1)/k micro-batches on d0",
+               kOrderOnly, "thunlp/Seq1F1B schedules.py's warmup, p-d-2+k", seq_sized, seq_peak},
+    ClosedForm{"seq1f1b", Figure::kMessages, "2mk(p-1): every slice crosses every boundary", kOrderOnly,
+               "one per stage boundary and slice", seq_sized, seq_messages},
     ClosedForm{"chimera", Figure::kMakespan, "m(F+B) + (p-2)B + (m/p-1)(p-2)(B-F); (2m+p-2)F at F = B",
                "uniform F <= B, free links, p even, p | m", "Li and Hoefler, SC'21, Table 1 at F = B; derived "
                "(tests/bidirectional_test.cpp)", chimera_regime, bidirectional_makespan},

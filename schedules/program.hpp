@@ -20,6 +20,9 @@ struct ScheduleParams {
   // Megatron-LM's microbatch_group_size_per_vp_stage for interleaved-1f1b: how many micro-batches
   // pass through one chunk before the next chunk's turn. 0: the schedule's default (torch's rounds).
   int microbatch_group = 0;
+  // Seq1F1B's sequence slices per micro-batch (thunlp/Seq1F1B's --pipe-sp-splits): each slice is a
+  // schedulable unit. 0: the schedule's default; only seq1f1b takes it.
+  int sequence_splits = 0;
 };
 
 // Independent pipelines side by side in one program: stages [k*S, (k+1)*S) form pipeline k, S being
@@ -50,6 +53,9 @@ struct Program {
   // model_chunk_schedule_plan.py), so the pair frees the backward's stash before it adds the
   // forward's.
   bool layerwise_pairs = false;
+  // Schedulable units per micro-batch: Seq1F1B's k sequence slices, each a program micro-batch
+  // (num_microbatches counts units), each costing 1/k of a micro-batch.
+  int units_per_microbatch = 1;
   std::vector<int> stage_device;             // stage -> device that computes it
   std::vector<std::vector<Action>> actions;  // device -> actions in execution order
   // torch's lowered format: device -> its communication and FSDP actions in order, each before the
@@ -58,7 +64,7 @@ struct Program {
   std::vector<std::vector<CommAction>> comms;
 
   int num_stages() const { return static_cast<int>(stage_device.size()); }
-  int microbatches_per_step() const { return num_microbatches * num_pipelines; }
+  int microbatches_per_step() const { return num_microbatches * num_pipelines / units_per_microbatch; }
   PipelineShape pipeline_shape() const { return {num_stages(), num_pipelines}; }
   std::size_t num_ops() const;
 };

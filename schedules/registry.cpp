@@ -20,6 +20,13 @@ constexpr std::array kRegistry = {
     ScheduleInfo{"1f1b", "PipeDream-Flush: warmup, one forward one backward, cooldown; stashes <= p",
                  "v = 1; any p >= 1, m >= 1 (m < p simulates with a partial pipeline)",
                  "Narayanan et al., SC'21 2.2.1; Megatron-LM schedules.py", 1, check_single_chunk, one_f_one_b_streams},
+    ScheduleInfo{"seq1f1b",
+                 "Seq1F1B: 1F1B over k sequence slices of each micro-batch (--sequence-splits, default 4), the "
+                 "last slice's backward first; warmup p-d-2+k slices, so about (p+k-1)/k micro-batches stashed on "
+                 "device 0 and a bubble of (p-1)/(mk+p-1)",
+                 "v = 1; any p >= 1, m >= 1, k >= 1; slices of equal cost (thunlp's uniform_comp split)",
+                 "Sun et al., Seq1F1B, NAACL 2025; thunlp/Seq1F1B schedules.py = sail-sg zero-bubble seq1f1b.py", 1,
+                 check_seq_one_f_one_b, seq_one_f_one_b_streams},
     ScheduleInfo{"interleaved-1f1b",
                  "Megatron's virtual pipeline: v chunks per device, depth-first rounds of micro-batches, then 1F1B; "
                  "bubble (p-1)(F+B) per device, 1/v of 1F1B's",

@@ -275,6 +275,11 @@ ScheduleFileParse build_program(const ScheduleCells& cells, const DeclaredShape&
   }
   program.num_microbatches = static_cast<int>(m);
   program.num_pipelines = declared.num_pipelines.value_or(1);
+  program.units_per_microbatch = declared.units_per_microbatch.value_or(1);
+  if (m % program.units_per_microbatch != 0) {
+    result.problem = ScheduleProblem{"the schedule's " + std::to_string(m) + " micro-batches are not whole micro-batches "
+                                     "of " + std::to_string(program.units_per_microbatch) + " sequence slices", {}};
+  }
   program.layerwise_pairs = declared.layerwise_pairs;
   return result;
 }
@@ -336,6 +341,9 @@ std::string write_schedule_json(const Program& program) {
   text += "],\n  \"microbatches\": " + std::to_string(program.num_microbatches) + ",\n";
   if (program.num_pipelines != 1) text += "  \"pipelines\": " + std::to_string(program.num_pipelines) + ",\n";
   if (program.layerwise_pairs) text += "  \"layerwise_pairs\": true,\n";
+  if (program.units_per_microbatch != 1) {
+    text += "  \"sequence-splits\": " + std::to_string(program.units_per_microbatch) + ",\n";
+  }
   text += "  \"actions\": [";
   for (std::size_t d = 0; d < program.actions.size(); ++d) {
     text += d == 0 ? "\n    [" : ",\n    [";

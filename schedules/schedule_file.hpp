@@ -57,6 +57,7 @@ struct DeclaredShape {
   std::optional<std::vector<int>> stage_device;  // stage -> device
   std::optional<int> num_microbatches;
   std::optional<int> num_pipelines;  // Program::num_pipelines; one when absent
+  std::optional<int> units_per_microbatch;  // "sequence-splits": Program::units_per_microbatch; one when absent
   bool layerwise_pairs = false;      // Program::layerwise_pairs
 };
 

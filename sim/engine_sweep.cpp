@@ -55,7 +55,8 @@ struct StreamFeedOf {
   void open(int device, const Action*& cur, const Action*& end) const {
     StreamReader& reader = readers[static_cast<std::size_t>(device)];
     // A device runs at most F, I and W of each of its v stages' micro-batches.
-    const std::size_t ops = 3 * static_cast<std::size_t>(streams.params.v) * static_cast<std::size_t>(streams.params.m);
+    const std::size_t ops = 3 * static_cast<std::size_t>(streams.params.v) *
+                            static_cast<std::size_t>(streams.num_microbatches() * streams.num_pipelines);
     // One window a visit (advance_trusted): at most kVisitOps actions.
     reader.open(streams.device(streams.params, device), std::min<std::size_t>(ops, kVisitOps));
     cur = end = nullptr;

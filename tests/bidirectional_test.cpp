@@ -118,8 +118,7 @@ TEST_CASE("Chimera's orders are MindSpeed's, rank for rank and micro-batch for m
 }
 
 TEST_CASE("BitPipe's orders are bitpipe_schedule.py's, logical rank for logical rank") {
-  const auto [p, m] =
-      GENERATE(table<int, int>({{2, 2}, {2, 4}, {4, 4}, {4, 8}, {6, 12}, {8, 8}, {8, 16}, {8, 32}}));
+  const auto [p, m] = GENERATE(table<int, int>({{2, 2}, {2, 4}, {4, 4}, {4, 8}, {6, 12}, {8, 8}, {8, 16}, {8, 32}}));
   check_against_golden("bitpipe", p, m, 'S', bitpipe_token);
 }
 
@@ -156,8 +155,9 @@ TEST_CASE("Chimera and BitPipe refuse what their references refuse, naming the p
   // The CLI names the flag at fault.
   const ppsim::test::CliRun odd = ppsim::test::cli({"run", "-s", "chimera", "-p", "4", "-m", "6"});
   CHECK(odd.status == ppsim::kExitBadInput);
-  CHECK(odd.err == "ppsim: error: -m: chimera needs m a multiple of p: MindSpeed's Chimera schedules units of p "
-                   "micro-batches, p/2 each way (got m = 6 for p = 4)\n");
+  CHECK(odd.err ==
+        "ppsim: error: -m: chimera needs m a multiple of p: MindSpeed's Chimera schedules units of p "
+        "micro-batches, p/2 each way (got m = 6 for p = 4)\n");
   const ppsim::test::CliRun chunks = ppsim::test::cli({"run", "-s", "bitpipe", "-p", "4", "-m", "8", "-v", "3"});
   CHECK(chunks.status == ppsim::kExitBadInput);
   CHECK(chunks.err.starts_with("ppsim: error: -v: bitpipe needs v = 2"));
@@ -208,8 +208,9 @@ TEST_CASE("Chimera's and BitPipe's closed forms hold wherever formulas --check p
 }
 
 TEST_CASE("Chimera and BitPipe sum the replicas' gradients as DualPipe does, each device holding two stages") {
-  const std::vector<std::string> llama = {"--model", "llama3.1-70b", "-p", "8", "-t", "8", "-d", "4", "-m", "32",
-                                          "--distributed-optimizer", "--format", "json"};
+  const std::vector<std::string> llama = {
+      "--model",  "llama3.1-70b", "-p", "8", "-t", "8", "-d", "4", "-m", "32", "--distributed-optimizer",
+      "--format", "json"};
   auto run = [&](const char* schedule) {
     std::vector<std::string> args{"run", "-s", schedule};
     args.insert(args.end(), llama.begin(), llama.end());

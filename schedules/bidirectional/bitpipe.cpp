@@ -134,8 +134,8 @@ std::optional<std::string> check_bitpipe(const ScheduleParams& params) {
   }
   if (params.m % params.p != 0) {
     return "needs m a multiple of p: bitpipe_schedule.py raises for a number of micro-batches not divisible by the "
-           "pipeline size, its blocks holding p each (got m = " + std::to_string(params.m) + " for p = " +
-           std::to_string(params.p) + ")";
+           "pipeline size, its blocks holding p each (got m = " +
+           std::to_string(params.m) + " for p = " + std::to_string(params.p) + ")";
   }
   return std::nullopt;
 }

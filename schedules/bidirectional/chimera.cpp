@@ -70,7 +70,8 @@ ActionStream chimera_device(ScheduleParams params, int r) {
 std::optional<std::string> check_chimera(const ScheduleParams& params) {
   if (params.v != 1) {
     return "needs v = 1: Chimera places one stage of each direction on every device, two pipelines of p stages "
-           "(got v = " + std::to_string(params.v) + ")";
+           "(got v = " +
+           std::to_string(params.v) + ")";
   }
   if (params.p % 2 != 0) {
     return "needs p even: Chimera pairs rank r with rank p-1-r, half of the ranks starting each direction (got p = " +

@@ -25,7 +25,7 @@
 namespace ppsim {
 namespace {
 
-constexpr std::array<SettingInfo, 75> kSettings = {{
+constexpr std::array<SettingInfo, 76> kSettings = {{
     {"schedule", "-s,--schedule", "NAME[,NAME...]", "schedule(s) from `ppsim schedules`"},
     {"schedule-file", "--schedule-file", "FILE",
      "the actions of schedule custom: torch's _dump_csv CSV, or JSON (implies -s custom)"},
@@ -38,6 +38,9 @@ constexpr std::array<SettingInfo, 75> kSettings = {{
     {"microbatch-group-size", "--microbatch-group-size", "N",
      "interleaved-1f1b: micro-batches per chunk before the next chunk's turn, Megatron-LM's "
      "microbatch_group_size_per_vp_stage (default p, or torch's m / max(1, m/p))"},
+    {"sequence-splits", "--sequence-splits", "K",
+     "seq1f1b: sequence slices per micro-batch, each a unit of the schedule costing 1/K of it, thunlp/Seq1F1B's "
+     "--pipe-sp-splits (default 4)"},
     {"forward", "--forward", "T[,T...]", "forward time F, one value or one per stage (default 1)"},
     {"backward", "--backward", "T[,T...]", "full backward time B = I + W (default 2)"},
     {"weight", "--weight", "T[,T...]", "weight-gradient time W, for schedules that split B (default B/2)"},
@@ -535,6 +538,8 @@ void apply_setting_text(std::string_view key, std::string_view given, const std:
     scenario.params.v = parse_count(text, source);
   else if (key == "microbatch-group-size")
     scenario.params.microbatch_group = parse_count(text, source);
+  else if (key == "sequence-splits")
+    scenario.params.sequence_splits = parse_count(text, source);
   else if (key == "forward")
     scenario.forward = list_from_text<Duration>(text, source, parse_duration);
   else if (key == "backward")
@@ -774,7 +779,7 @@ void apply_config_setting(const std::string& key, const nlohmann::json& value, c
   } else if (key == "seq" || key == "micro-batch" || key == "global-batch" || key == "t" || key == "d" ||
              key == "e" || key == "expert-tensor-parallel" || key == "context-parallel" ||
              key == "data-parallel-replicate" || key == "bucket-size" ||
-             key == "microbatch-group-size") {
+             key == "microbatch-group-size" || key == "sequence-splits") {
     apply_setting_text(key, std::to_string(count_from_json(value, source)), source, scenario);
   } else if (key == "overlap-p2p-comm") {  // null: Megatron's default, as a report's scenario writes it
     scenario.overlap_p2p_comm.reset();
@@ -847,6 +852,7 @@ nlohmann::ordered_json scenario_to_json(const Scenario& scenario, std::string_vi
   out["m"] = scenario.params.m;
   out["v"] = scenario.params.v;
   if (scenario.params.microbatch_group > 0) out["microbatch-group-size"] = scenario.params.microbatch_group;
+  if (scenario.params.sequence_splits > 0) out["sequence-splits"] = scenario.params.sequence_splits;
   // A custom schedule's actions come from its file, which a baseline must name to be re-run.
   if (!scenario.schedule_file.empty()) out["schedule-file"] = scenario.schedule_file;
   if (!scenario.model.empty()) {

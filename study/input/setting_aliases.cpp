@@ -37,6 +37,8 @@ constexpr std::array kAliases = {
     Alias{"recompute-granularity", "recompute", ""},
     Alias{"ddp-bucket-size", "bucket-size", ""},
     Alias{"microbatch-group-size-per-vp-stage", "microbatch-group-size", ""},
+    Alias{"pipe-sp-splits", "sequence-splits", ""},  // thunlp/Seq1F1B
+    Alias{"num-seq-splits", "sequence-splits", ""},  // the zero-bubble repository's seq1f1b
     Alias{"data-parallel-size", "",
           "is derived in Megatron-LM (world size / (t * p * context-parallel)); ppsim's \"d\" is the data-parallel "
           "degree"},

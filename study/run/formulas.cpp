@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/transformer/context_parallel.hpp"
+#include "models/sliced_cost_model.hpp"
 #include "models/uniform_cost_model.hpp"
 #include "schedules/registry.hpp"
 #include "sim/engine.hpp"
@@ -196,7 +197,12 @@ bool check_formulas(std::ostream& out, const FormulaGrid& grid) {
                 if (form.schedule != info.name || !form.holds(in)) continue;
                 forms_per_schedule[info.name].insert(&form);
                 if (!result) {
-                  SimulationOutcome outcome = engine.run(program, cost_model_for(in));
+                  // F and B are a micro-batch's: Seq1F1B's slices cost 1/k of them each.
+                  SimulationOutcome outcome =
+                      program.units_per_microbatch > 1
+                          ? engine.run(program, SlicedCostModel(std::make_unique<UniformCostModel>(cost_model_for(in)),
+                                                                program.units_per_microbatch))
+                          : engine.run(program, cost_model_for(in));
                   if (!outcome.result) throw ScheduleError(std::string(info.name) + " did not finish", "");
                   result = std::move(outcome.result);
                 }

@@ -5,7 +5,7 @@ namespace ppsim {
 
 std::shared_ptr<const Program> ProgramCache::get(const std::string& schedule, const ScheduleParams& params,
                                                  bool lowered, const std::function<Program()>& build) {
-  const Key key{schedule, params.p, params.m, params.v, params.microbatch_group, lowered};
+  const Key key{schedule, params.p, params.m, params.v, params.microbatch_group, params.sequence_splits, lowered};
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (auto found = programs_.find(key); found != programs_.end()) return found->second;

@@ -24,7 +24,7 @@ class ProgramCache {
                                      const std::function<Program()>& build);
 
  private:
-  using Key = std::tuple<std::string, int, int, int, int, bool>;
+  using Key = std::tuple<std::string, int, int, int, int, int, bool>;
   std::mutex mutex_;
   std::map<Key, std::shared_ptr<const Program>> programs_;
 };

@@ -36,10 +36,10 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
   if (document.is_object()) {
     for (const auto& [key, value] : document.items()) {
       if (key != "actions" && key != "stage_device" && key != "microbatches" && key != "pipelines" &&
-          key != "layerwise_pairs") {
+          key != "layerwise_pairs" && key != "sequence-splits") {
         throw InputError(path + ": $." + excerpt(key) +
                          ": unknown key (a schedule has \"actions\", \"stage_device\", \"microbatches\", "
-                         "\"pipelines\" and \"layerwise_pairs\")");
+                         "\"pipelines\", \"layerwise_pairs\" and \"sequence-splits\")");
       }
     }
     if (!document.contains("actions")) throw InputError(path + ": $.actions: missing (one list of actions per device)");
@@ -65,6 +65,9 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
     }
     if (document.contains("microbatches")) declared.num_microbatches = count(document["microbatches"], "$.microbatches", 1);
     if (document.contains("pipelines")) declared.num_pipelines = count(document["pipelines"], "$.pipelines", 1);
+    if (document.contains("sequence-splits")) {
+      declared.units_per_microbatch = count(document["sequence-splits"], "$.sequence-splits", 1);
+    }
     if (document.contains("layerwise_pairs")) {
       const nlohmann::json& layerwise = document["layerwise_pairs"];
       if (!layerwise.is_boolean()) {
@@ -159,6 +162,11 @@ std::string export_schedule(const Scenario& given, bool lowered) {
     throw InputError(scenario.source_of("format") + ": " + std::string(info.name) + " runs " +
                      std::to_string(program.num_pipelines) +
                       " pipelines side by side, which torch's schedule CSV cannot say; write JSON (--format json or -o FILE.json)");
+  }
+  if (program.units_per_microbatch > 1) {
+    throw InputError(scenario.source_of("format") + ": " + std::string(info.name) + "'s units are sequence slices of "
+                     "its micro-batches, which torch's schedule CSV cannot say; write JSON (--format json or -o "
+                     "FILE.json)");
   }
   if (program.layerwise_pairs) {
     throw InputError(scenario.source_of("format") + ": " + std::string(info.name) +

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "models/stage_table_cost_model.hpp"
+#include "models/sliced_cost_model.hpp"
 #include "models/straggler_cost_model.hpp"
 #include "models/uniform_cost_model.hpp"
 #include "schedules/excerpt.hpp"
@@ -129,13 +130,22 @@ Scenario scenario_for_schedule(Scenario scenario, const ScheduleInfo& info) {
   if (scenario.sources.count("v") == 0) scenario.params.v = info.default_v;
   calibrated_costs_for_schedule(scenario);
   split_costs_over_chunks(scenario, info.name);
+  // Seq1F1B's slices: the count is part of the run, written in its scenario (make_cost_model cuts the costs).
+  if (info.name != "seq1f1b") {
+    scenario.params.sequence_splits = 0;
+  } else if (scenario.params.sequence_splits == 0) {
+    scenario.params.sequence_splits = kDefaultSequenceSplits;
+  }
   return scenario;
 }
 
 namespace {
 
 // Every (stage, micro-batch) has at most three ops (F, I, W).
-double op_bound(const ScheduleParams& params) { return 3.0 * params.p * static_cast<double>(params.v) * params.m; }
+// Seq1F1B's slices are units of their own.
+double op_bound(const ScheduleParams& params) {
+  return 3.0 * params.p * static_cast<double>(params.v) * params.m * std::max(1, params.sequence_splits);
+}
 
 // A timeline of an MoE model under expert parallelism also records every MoE layer's dispatch and
 // combine (TransformerCostModel::exchanges): at most this many per op, from the fullest stage with
@@ -239,6 +249,18 @@ void check_scenario(const Scenario& scenario) {
       throw InputError(scenario.source_of("microbatch-group-size") +
                        ": only interleaved-1f1b takes a micro-batch group size, not " + name);
     }
+    if (name == "seq1f1b" && !scenario.model.empty()) {
+      throw InputError(scenario.source_of("model") + ": seq1f1b's sequence slices are not in the transformer "
+                       "cost model (each slice's attention over its prefix); give its costs per micro-batch with "
+                       "--forward and --backward, which it splits over the slices");
+    }
+  }
+  // Seq1F1B's slices: given with other schedules (compare -s 1f1b,seq1f1b), they cut only seq1f1b's.
+  if (scenario.params.sequence_splits > 0 &&
+      std::find(scenario.schedules.begin(), scenario.schedules.end(), "seq1f1b") == scenario.schedules.end()) {
+    throw InputError(scenario.source_of("sequence-splits") + ": only seq1f1b cuts micro-batches into sequence "
+                     "slices, and it is not among the schedules (" + scenario.schedules.front() +
+                     (scenario.schedules.size() > 1 ? ", ..." : "") + ")");
   }
   for (const auto& list : {std::cref(scenario.forward), std::cref(scenario.backward)}) {
     for (const Duration& time : list.get()) {
@@ -260,6 +282,10 @@ std::unique_ptr<CostModel> base_cost_model(const Scenario& scenario, const std::
 std::unique_ptr<CostModel> make_cost_model(const Scenario& scenario, const std::vector<int>& stage_device,
                                            int pipelines) {
   std::unique_ptr<CostModel> base = base_cost_model(scenario, stage_device, pipelines);
+  // Only seq1f1b takes sequence splits (check_scenario): each of its units is a 1/k slice.
+  if (scenario.params.sequence_splits > 1) {
+    base = std::make_unique<SlicedCostModel>(std::move(base), scenario.params.sequence_splits);
+  }
   if (scenario.stragglers.empty()) return base;
   // --straggler D:FACTOR: device d's compute is that much slower in every step, the samples' too.
   const int devices = stage_device.empty() ? 0 : *std::max_element(stage_device.begin(), stage_device.end()) + 1;
@@ -616,6 +642,8 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
   check_given("m", scenario.params.m, program.microbatches_per_step(), "micro-batches");
   adjusted.params.p = program.num_devices;
   adjusted.params.m = program.microbatches_per_step();
+  // Seq1F1B's slices (a JSON file's "sequence-splits"): each unit costs 1/k (make_cost_model).
+  adjusted.params.sequence_splits = program.units_per_microbatch > 1 ? program.units_per_microbatch : 0;
   // Chunks per device and pipeline: DualPipe's two stages on a device are one per direction.
   adjusted.params.v = std::max(1, program.num_stages() / program.num_pipelines / program.num_devices);
   split_costs_over_chunks(adjusted, scenario.schedule_file);

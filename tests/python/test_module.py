@@ -51,6 +51,8 @@ def test_every_schedule_runs_to_the_figures_of_ppsim_run(schedule):
     (["run", "-s", "zbv", "-p", "4", "-m", "8", "--samples", "20", "--jitter", "0.1"],
      {"schedule": "zbv", "p": 4, "m": 8, "samples": 20, "jitter": 0.1}),
     (["compare", "-s", "1f1b,dualpipev", "-p", "4", "-m", "8"], {"schedule": "1f1b,dualpipev", "p": 4, "m": 8}),
+    (["compare", "-s", "chimera,bitpipe,seq1f1b", "-p", "4", "-m", "8", "--sequence-splits", "2"],
+     {"schedule": "chimera,bitpipe,seq1f1b", "p": 4, "m": 8, "sequence_splits": 2}),
     (["run", "--model", "llama3.1-8b", "-p", "2", "--global-batch", "8", "--seq", "1024", "--mtbf", "50000 h",
       "--train-steps", "1000"],
      {"model": "llama3.1-8b", "p": 2, "global_batch": 8, "seq": 1024, "mtbf": "50000 h", "train_steps": 1000}),
