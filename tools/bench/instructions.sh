@@ -6,7 +6,7 @@
 #   start        instructions of `ppsim --version`: loading, static initialisation, the CLI
 #   per op       (instructions of a run - start) / its simulated ops, at p=64, m=1024: 1F1B and ZB-V
 #                with free links and with latency and bandwidth, Megatron's paired sends, DualPipe-V,
-#                DualPipe and interleaved 1F1B. A simulated op is a compute op or a message, as
+#                DualPipe, interleaved 1F1B, Chimera, BitPipe and Seq1F1B (m=256 in 4 slices). A simulated op is a compute op or a message, as
 #                engine_bench counts them (issue 14's unit); per compute op beside it.
 #   samples      (a run with --samples 4 -j 1 - the same run without) / (4 x its ops): per op per
 #                sample, 1F1B p=64 m=256 with 5% jitter; and the bytes a sampled run holds per op
@@ -63,6 +63,9 @@ zbv-latency-bw      -s zbv -p 64 -m 1024 --latency 0.1 --bandwidth 1e9 --message
 dualpipev           -s dualpipev -p 64 -m 1024
 dualpipe            -s dualpipe -p 64 -m 1024
 interleaved-1f1b    -s interleaved-1f1b -p 64 -m 1024
+chimera             -s chimera -p 64 -m 1024
+bitpipe             -s bitpipe -p 64 -m 1024
+seq1f1b-k4          -s seq1f1b -p 64 -m 256 --sequence-splits 4
 EOF
 
 samples="-s 1f1b -p 64 -m 256"
