@@ -261,7 +261,8 @@ double seq_makespan(const FormulaInput& in, int) {
 }
 double seq_bubble_ratio(const FormulaInput& in, int) { return (p_of(in) - 1) / (slices_of(in) + p_of(in) - 1); }
 double seq_peak(const FormulaInput& in, int device) {
-  return std::min(p_of(in) - device + sequence_splits(in.params) - 1, slices_of(in));
+  const double k = sequence_splits(in.params);
+  return std::min(p_of(in) - device + k - 1, slices_of(in)) / k;
 }
 double seq_messages(const FormulaInput& in, int) { return 2 * slices_of(in) * (p_of(in) - 1); }
 
@@ -387,7 +388,7 @@ constexpr std::array kForms = {
     ClosedForm{"seq1f1b", Figure::kBubbleRatio, "(p-1)/(mk+p-1): 1F1B's over k times the units",
                "uniform costs, free links", "derived from thunlp/Seq1F1B's order (tests/seq_one_f_one_b_test.cpp)",
                seq_regime, seq_bubble_ratio},
-    ClosedForm{"seq1f1b", Figure::kPeakStashed, "min(p-d+k-1, mk) slice stashes: (p+k-1)/k micro-batches on d0",
+    ClosedForm{"seq1f1b", Figure::kPeakStashed, "min(p-d+k-1, mk)/k micro-batches: p-d+k-1 slices, (p+k-1)/k on d0",
                kOrderOnly, "thunlp/Seq1F1B schedules.py's warmup, p-d-2+k", seq_sized, seq_peak},
     ClosedForm{"seq1f1b", Figure::kMessages, "2mk(p-1): every slice crosses every boundary", kOrderOnly,
                "one per stage boundary and slice", seq_sized, seq_messages},

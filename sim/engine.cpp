@@ -148,6 +148,7 @@ void Engine::prepare_common(int p, int m, const std::vector<int>& stage_device, 
 void Engine::prepare(const Program& program, const CostModel& costs, const EngineOptions& options) {
   program_ = &program;
   layerwise_pairs_ = program.layerwise_pairs;
+  units_per_microbatch_ = program.units_per_microbatch;
   prepare_common(program.num_devices, program.num_microbatches, program.stage_device, program.num_pipelines, costs,
                  options);
   const int stages = program.num_stages();
@@ -589,7 +590,7 @@ void Engine::record_exchanges(const Span& span, const Action* partner) {
 
 void Engine::record_memory(int device, double time) {
   const MemoryTracker& memory = memory_[index(device)];
-  const MemorySample sample{device, time, memory.memory_bytes(), memory.stashed()};
+  const MemorySample sample{device, time, memory.memory_bytes(), memory.stashed() / units_per_microbatch_};
   if (options_.timeline_sink != nullptr) return options_.timeline_sink->on_memory(sample);
   timeline_.memory.push_back(sample);
 }
@@ -842,7 +843,8 @@ Result Engine::summarize() {
     DeviceFigures& figures = result.per_device[d];
     figures.idle = std::max(0.0, result.makespan - figures.busy);
     figures.bubble_ratio = result.makespan > 0 ? figures.idle / result.makespan : 0.0;
-    figures.peak_stashed = memory_[d].peak_stashed();
+    // Seq1F1B's slices each stash 1/k of a micro-batch: the figure stays in micro-batches.
+    figures.peak_stashed = memory_[d].peak_stashed() / units_per_microbatch_;
     figures.peak_activation_bytes = memory_[d].peak_activation_bytes();
     figures.peak_memory_bytes = memory_[d].static_bytes() + memory_[d].peak_transient_bytes();
   }

@@ -409,6 +409,7 @@ class Engine {
 
   const Program* program_ = nullptr;
   bool layerwise_pairs_ = false;  // Program::layerwise_pairs of the run
+  int units_per_microbatch_ = 1;  // Program::units_per_microbatch: peak_stashed counts whole micro-batches
   const CostModel* costs_ = nullptr;  // for overlapped pairs, whose time depends on both halves
   EngineOptions options_;
   int m_ = 0;

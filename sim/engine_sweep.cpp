@@ -865,6 +865,7 @@ void Engine::count_trusted_messages() {
 SimulationOutcome Engine::run_sweep(const Program& program, const CostModel& costs, const EngineOptions& options) {
   program_ = &program;
   layerwise_pairs_ = program.layerwise_pairs;
+  units_per_microbatch_ = program.units_per_microbatch;
   prepare_common(program.num_devices, program.num_microbatches, program.stage_device, program.num_pipelines, costs,
                  options);
   ProgramFeed feed{program};
@@ -884,6 +885,7 @@ SimulationOutcome Engine::run(const ScheduleStreams& streams, const CostModel& c
   }
   program_ = nullptr;
   layerwise_pairs_ = streams.layerwise_pairs;
+  units_per_microbatch_ = streams.units_per_microbatch;
   prepare_common(streams.params.p, streams.num_microbatches(), streams.stage_device, streams.num_pipelines, costs,
                  options);
   if (readers_.size() < index_of(streams.params.p)) readers_.resize(index_of(streams.params.p));

@@ -32,7 +32,7 @@ struct DeviceFigures {
   double idle = 0;          // makespan - busy
   double bubble_ratio = 0;  // idle / makespan
   std::int64_t ops = 0;
-  double peak_stashed = 0;  // in micro-batch stashes of one stage
+  double peak_stashed = 0;  // in micro-batch stashes of one stage (a Seq1F1B slice is 1/k of one)
   std::int64_t static_bytes = 0;
   std::int64_t peak_activation_bytes = 0;
   std::int64_t peak_memory_bytes = 0;  // static + peak activations (and FSDP's unsharded buffers held with them)
@@ -103,7 +103,7 @@ struct Timeline {
 
 struct Result {
   int p = 0;
-  int m = 0;
+  int m = 0;  // the program's micro-batches per pipeline (Seq1F1B: slices); a step's are Report::params.m
   int stages = 0;
   double makespan = 0;
   double bubble_ratio = 0;

@@ -165,7 +165,11 @@ SynthOutcome synthesize(const SynthRequest& request, const CostModel& costs) {
   for (const ScheduleInfo& info : schedule_registry()) {
     if (!info.generated() || info.check(params)) continue;
     ScheduleStreams streams = info.streams(params);
-    if (streams.stage_device != request.shape.stage_device || streams.overlapped_pairs) continue;
+    // Seq1F1B's units are slices of a micro-batch, which the search's whole micro-batches are not.
+    if (streams.stage_device != request.shape.stage_device || streams.overlapped_pairs ||
+        streams.units_per_microbatch != 1) {
+      continue;
+    }
     offer(split_backwards(collect_program(streams)), std::string(info.name), true);
   }
   for (const ListPolicy& policy : policies(request.shape, request.v)) {

@@ -87,14 +87,15 @@ void for_each_registry_program(int p, int m, Check check) {
   }
 }
 
-Program parsed(const std::string& csv, int pipelines = 1, bool layerwise_pairs = false) {
+Program parsed(const std::string& csv, int pipelines = 1, bool layerwise_pairs = false, int units = 1) {
   ppsim::ScheduleFileParse parse = ppsim::parse_schedule_csv(csv);
   INFO(csv);
   REQUIRE(parse.ok());
-  // torch's CSV has no place for DualPipe's second pipeline or for pairs that interleave layer by
-  // layer (a JSON file states both): given here.
+  // torch's CSV has no place for DualPipe's second pipeline, for pairs that interleave layer by
+  // layer or for Seq1F1B's slices (a JSON file states them): given here.
   parse.program.num_pipelines = pipelines;
   parse.program.layerwise_pairs = layerwise_pairs;
+  parse.program.units_per_microbatch = units;
   return parse.program;
 }
 
@@ -149,7 +150,8 @@ TEST_CASE("Every registry schedule lowered with each receive right before its us
     REQUIRE_FALSE(ppsim::validate_comm_actions(lowered).has_value());
     // Written and read back, as a file would be.
     const Program reread =
-        parsed(ppsim::write_schedule_csv(lowered), lowered.num_pipelines, lowered.layerwise_pairs);
+        parsed(ppsim::write_schedule_csv(lowered), lowered.num_pipelines, lowered.layerwise_pairs,
+               lowered.units_per_microbatch);
     CHECK(reread.comms == lowered.comms);
     ppsim::UniformCosts uniform;
     uniform.message_bytes = ppsim::ByteCount{50};
@@ -273,7 +275,8 @@ TEST_CASE("Every registry schedule lowered as torch does reads back, is valid, r
     CHECK(lowered.actions == program.actions);
     REQUIRE_FALSE(ppsim::validate_comm_actions(lowered).has_value());
     const Program reread =
-        parsed(ppsim::write_schedule_csv(lowered), lowered.num_pipelines, lowered.layerwise_pairs);
+        parsed(ppsim::write_schedule_csv(lowered), lowered.num_pipelines, lowered.layerwise_pairs,
+               lowered.units_per_microbatch);
     CHECK(reread.comms == lowered.comms);
     // Every receive right before the op that uses it (its `before` is that op's position)?
     bool tight = true;

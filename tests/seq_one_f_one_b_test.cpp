@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -104,7 +105,9 @@ TEST_CASE("Seq1F1B with one slice is 1F1B, and k slices shrink 1F1B's bubble to 
   CHECK(outcome.result->makespan == (m * k + p - 1) * 3.0);
   CHECK(outcome.result->bubble_ratio == Approx(static_cast<double>(p - 1) / (m * k + p - 1)).epsilon(1e-12));
   for (int d = 0; d < p; ++d) {
-    CHECK(outcome.result->per_device[static_cast<std::size_t>(d)].peak_stashed == std::min(p - d + k - 1, m * k));
+    // p-d+k-1 slices of 1/k each, counted in micro-batches.
+    CHECK(outcome.result->per_device[static_cast<std::size_t>(d)].peak_stashed ==
+          Approx(std::min(p - d + k - 1, m * k) / static_cast<double>(k)).epsilon(1e-15));
   }
 }
 
@@ -146,4 +149,89 @@ TEST_CASE("The sequence-splits setting cuts each micro-batch's costs into slices
   CHECK(model.status == ppsim::kExitBadInput);
   CHECK(
       model.err.starts_with("ppsim: error: --model: seq1f1b's sequence slices are not in the transformer cost model"));
+}
+
+TEST_CASE("A sweep's throughput counts a step's micro-batches, not Seq1F1B's slices or a direction's half") {
+  // Throughput was the program's micro-batches per pipeline over the makespan: k times too high for
+  // seq1f1b, half for chimera (and dualpipe). With the study's fixed slices, 1F1B runs whole micro-batches.
+  const ppsim::test::TempDir dir("sweep-throughput");
+  std::ofstream(dir.file("study.json"))
+      << R"({"fixed": {"p": 4, "m": 8, "sequence-splits": 2}, "axes": {"schedule": ["1f1b", "chimera", "seq1f1b"]}})";
+  const ppsim::test::CliRun run =
+      ppsim::test::cli({"sweep", dir.file("study.json"), "-o", dir.file("out.csv"), "-j", "1"});
+  INFO(run.err);
+  REQUIRE(run.status == ppsim::kExitOk);
+  std::ifstream csv(dir.file("out.csv"));
+  std::string header;
+  std::getline(csv, header);
+  REQUIRE(
+      header.starts_with("point,status,schedule,p,v,m,makespan,bubble_ratio,bubble_overhead,comm_ratio,total_busy,"
+                         "throughput,"));
+  const std::map<std::string, double> makespans{{"1f1b", 33}, {"chimera", 30}, {"seq1f1b", 28.5}};
+  int rows = 0;
+  for (std::string line; std::getline(csv, line);) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    REQUIRE(cells.size() > 11);
+    INFO(line);
+    CHECK(cells[1] == "run");
+    CHECK(std::stod(cells[6]) == makespans.at(cells[2]));
+    CHECK(std::stod(cells[11]) == Approx(8 / makespans.at(cells[2])).epsilon(1e-12));
+    ++rows;
+  }
+  CHECK(rows == 3);
+}
+
+TEST_CASE("synth neither seeds with Seq1F1B's slices as whole micro-batches nor takes sequence splits") {
+  using ppsim::test::cli;
+  const ppsim::test::CliRun run =
+      cli({"synth", "-p", "4", "-m", "8", "--activation-bytes", "1GiB", "--memory-limit", "8GiB"});
+  REQUIRE(run.status == ppsim::kExitOk);
+  CHECK(run.out.find("seq1f1b") == std::string::npos);
+  const ppsim::test::CliRun sliced = cli({"synth", "-p", "4", "-m", "8", "--sequence-splits", "4", "-s", "seq1f1b"});
+  CHECK(sliced.status == ppsim::kExitBadInput);
+  CHECK(sliced.err.starts_with("ppsim: error: --sequence-splits: synth searches orders of whole micro-batches"));
+}
+
+TEST_CASE("A Seq1F1B trace keeps every slice's message arrow when the timeline is kept too") {
+  // The trace written beside a picture keyed its messages by m, dropping the slices numbered m and above.
+  using ppsim::test::cli;
+  const ppsim::test::TempDir dir("seq1f1b-arrows");
+  const std::vector<std::string> base{"run", "-s", "seq1f1b", "-p", "4", "-m", "2", "--sequence-splits", "4"};
+  auto arrows = [&](const std::vector<std::string>& more, const std::string& file) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--trace", dir.file(file)});
+    args.insert(args.end(), more.begin(), more.end());
+    REQUIRE(cli(args).status == ppsim::kExitOk);
+    const auto trace = nlohmann::json::parse(std::ifstream(dir.file(file)));
+    int starts = 0;
+    for (const auto& event : trace["traceEvents"]) starts += event.value("ph", "") == "s" ? 1 : 0;
+    return starts;
+  };
+  // 3 boundaries, 8 slices, activation and gradient.
+  CHECK(arrows({}, "streamed.json") == 48);
+  CHECK(arrows({"--svg", dir.file("t.svg")}, "kept.json") == 48);
+}
+
+TEST_CASE("A sliced schedule file is refused with a model, and its slices must divide its micro-batches") {
+  using ppsim::test::cli;
+  const ppsim::test::TempDir dir("seq1f1b-file");
+  REQUIRE(cli({"export", "-s", "seq1f1b", "-p", "2", "-m", "2", "--sequence-splits", "2", "-o", dir.file("s.json")})
+              .status == ppsim::kExitOk);
+  const ppsim::test::CliRun model = cli({"run", "--schedule-file", dir.file("s.json"), "--model", "llama3.1-8b"});
+  CHECK(model.status == ppsim::kExitBadInput);
+  CHECK(model.err.find("runs sequence slices, which the transformer cost model does not price") != std::string::npos);
+  // Its trace is refused by ppsim trace, as seq1f1b's is, rather than calibrated per slice.
+  REQUIRE(cli({"run", "--schedule-file", dir.file("s.json"), "--trace", dir.file("t.json")}).status == ppsim::kExitOk);
+  const ppsim::test::CliRun traced = cli({"trace", dir.file("t.json")});
+  CHECK(traced.status == ppsim::kExitBadInput);
+  CHECK(traced.err.find("a custom trace's ops are sequence slices") != std::string::npos);
+  std::ofstream(dir.file("odd.json"))
+      << R"({"stage_device": [0], "microbatches": 4, "sequence-splits": 3, "actions": [["0F0", "0B0"]]})";
+  const ppsim::test::CliRun odd = cli({"run", "--schedule-file", dir.file("odd.json")});
+  CHECK(odd.status == ppsim::kExitBadInput);
+  CHECK(odd.err == "ppsim: error: " + dir.file("odd.json") +
+                       ": $.sequence-splits: 3 slices do not divide the 4 units of $.microbatches into whole "
+                       "micro-batches\n");
 }

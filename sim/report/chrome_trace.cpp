@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/report/chrome_trace.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
@@ -372,7 +373,9 @@ std::string render_chrome_trace(std::span<const Report> reports) {
   for (const Report& report : reports) {
     if (report.result.timeline) {
       // Spans first, then messages: every receiver is known when its message comes.
-      TimelineSink& sink = writer.begin({report.program.stage_device, report.params.m, times_in_seconds(report),
+      // The program's micro-batches key its messages: Seq1F1B's are its mk slices.
+      const int microbatches = std::max(report.params.m, report.program.num_microbatches);
+      TimelineSink& sink = writer.begin({report.program.stage_device, microbatches, times_in_seconds(report),
                                          static_cast<int>(report.result.per_device.size())});
       for (const Span& span : report.result.timeline->spans) sink.on_span(span);
       for (const ExchangeSpan& exchange : report.result.timeline->exchanges) sink.on_exchange(exchange);

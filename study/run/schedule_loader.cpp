@@ -67,6 +67,11 @@ ScheduleFileParse parse_json_schedule(const std::string& path, const std::string
     if (document.contains("pipelines")) declared.num_pipelines = count(document["pipelines"], "$.pipelines", 1);
     if (document.contains("sequence-splits")) {
       declared.units_per_microbatch = count(document["sequence-splits"], "$.sequence-splits", 1);
+      if (declared.num_microbatches && *declared.num_microbatches % *declared.units_per_microbatch != 0) {
+        throw InputError(path + ": $.sequence-splits: " + std::to_string(*declared.units_per_microbatch) +
+                         " slices do not divide the " + std::to_string(*declared.num_microbatches) +
+                         " units of $.microbatches into whole micro-batches");
+      }
     }
     if (document.contains("layerwise_pairs")) {
       const nlohmann::json& layerwise = document["layerwise_pairs"];

@@ -538,6 +538,7 @@ Report simulate_generated(const Scenario& scenario, std::string_view name, const
   shape.num_devices = streams.params.p;
   shape.num_microbatches = streams.num_microbatches();
   shape.num_pipelines = streams.num_pipelines;
+  shape.units_per_microbatch = streams.units_per_microbatch;
   shape.stage_device = streams.stage_device;
   check_costs(scenario, *costs, shape);
   const EngineOptions options = engine_options(scenario, name, *costs, false);
@@ -644,6 +645,10 @@ Report simulate_schedule_file(const Scenario& scenario, bool record_timeline, En
   adjusted.params.m = program.microbatches_per_step();
   // Seq1F1B's slices (a JSON file's "sequence-splits"): each unit costs 1/k (make_cost_model).
   adjusted.params.sequence_splits = program.units_per_microbatch > 1 ? program.units_per_microbatch : 0;
+  if (adjusted.params.sequence_splits > 0 && !scenario.model.empty()) {
+    throw InputError(scenario.source_of("model") + ": " + scenario.schedule_file + " runs sequence slices, which the "
+                     "transformer cost model does not price (each slice's attention over its prefix)");
+  }
   // Chunks per device and pipeline: DualPipe's two stages on a device are one per direction.
   adjusted.params.v = std::max(1, program.num_stages() / program.num_pipelines / program.num_devices);
   split_costs_over_chunks(adjusted, scenario.schedule_file);
@@ -683,6 +688,7 @@ Report simulate_shared_program(const Scenario& scenario, std::string_view schedu
   shape.num_devices = program->num_devices;
   shape.num_microbatches = program->num_microbatches;
   shape.num_pipelines = program->num_pipelines;
+  shape.units_per_microbatch = program->units_per_microbatch;
   shape.stage_device = program->stage_device;
   Report report = make_report(scenario, schedule, std::move(shape), std::move(*outcome.result), *costs, options,
                               /*with_scenario=*/false, program.get());

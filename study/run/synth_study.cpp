@@ -119,6 +119,10 @@ void write_synth(const Scenario& given, const SynthSettings& settings, std::ostr
                      quoted_excerpt(placement));
   }
   if (placement == "v" && v != 2) throw InputError("--placement: v places two chunks per device; it needs -v 2");
+  if (scenario.params.sequence_splits > 0) {
+    throw InputError(scenario.source_of("sequence-splits") + ": synth searches orders of whole micro-batches, not "
+                     "seq1f1b's sequence slices");
+  }
   const std::int64_t limit = memory_limit_of(settings);
   const double time_limit = time_limit_of(settings);
   const int p = scenario.params.p;

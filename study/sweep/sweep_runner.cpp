@@ -53,7 +53,9 @@ PointFigures report_figures(const Report& report) {
   const double mean_busy = r.per_device.empty() ? 0 : r.total_busy / static_cast<double>(r.per_device.size());
   f.stage_imbalance = mean_busy > 0 ? busiest / mean_busy : 1;
   // Samples per time unit: m micro-batches of b samples each (with a model, tokens per second below).
-  f.throughput = r.makespan > 0 ? static_cast<double>(r.m) * static_cast<double>(report.samples_per_microbatch) / r.makespan : 0;
+  // The step's micro-batches, not the program's units: DualPipe's and Chimera's are m/2 per pipeline,
+  // Seq1F1B's mk slices.
+  f.throughput = r.makespan > 0 ? static_cast<double>(report.params.m) * static_cast<double>(report.samples_per_microbatch) / r.makespan : 0;
   f.step_time = r.makespan;
   if (report.training) {
     const TrainingFigures& t = *report.training;
@@ -113,6 +115,9 @@ PointResult run_point(const Study& study, std::size_t index, Engine& engine, boo
     }
     Scenario scenario = resolve_transformer_scenario(std::move(point.scenario));
     take_inputs(scenario, result);
+    // Sequence slices cut only seq1f1b's micro-batches, as in compare: a study with a schedule axis
+    // runs its other schedules on whole ones.
+    if (point.schedule != "seq1f1b") scenario.params.sequence_splits = 0;
     check_scenario(scenario);
     const Report report = simulate_all ? simulate_schedule(scenario, point.schedule, /*record_timeline=*/false, engine)
                                        : summarize_schedule(std::move(scenario), point.schedule, engine);

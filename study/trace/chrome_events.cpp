@@ -181,6 +181,7 @@ class EventSax {
         if (key_ == "p" && number) header_.runs.back().p = number;
         if (key_ == "m" && number) header_.runs.back().m = number;
         if (key_ == "v" && number) header_.runs.back().v = number;
+        if (key_ == "sequence-splits" && number) header_.runs.back().sequence_splits = number;
         return true;
       default:
         return true;

@@ -41,6 +41,7 @@ struct ChromeTraceHeader {
   struct Run {
     std::string schedule;
     std::optional<double> p, m, v;
+    std::optional<double> sequence_splits;  // Seq1F1B's slices, or a sliced schedule file's
   };
   std::vector<Run> runs;
   std::uint64_t events = 0;

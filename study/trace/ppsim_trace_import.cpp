@@ -158,13 +158,14 @@ class PpsimImporter final : public PpsimTraceCollector {
     // The pipelines of a program (DualPipe's two directions) are not in the spans; the schedule's
     // registry entry knows them.
     for (const ChromeTraceHeader::Run& given : header.runs) {
+      if (given.schedule == schedule && (given.schedule == "seq1f1b" || given.sequence_splits.value_or(1) > 1)) {
+        // Its ops are sequence slices of 1/k of a micro-batch; a calibration of them is not one of micro-batches.
+        throw InputError(file + ": a " + given.schedule + " trace's ops are sequence slices, which ppsim trace does "
+                         "not read yet; trace the same run with -s 1f1b to calibrate its costs");
+      }
       const ScheduleInfo* info = find_schedule(given.schedule);
       if (given.schedule != schedule || info == nullptr || !info->generated() || !given.p || !given.m) continue;
-      if (info->name == "seq1f1b") {
-        // Its ops are sequence slices of 1/k of a micro-batch; a calibration of them is not one of micro-batches.
-        throw InputError(file + ": a seq1f1b trace's ops are sequence slices, which ppsim trace does not read yet; "
-                         "trace the same run with -s 1f1b to calibrate its costs");
-      }
+
       const double v = given.v.value_or(info->default_v);
       if (!(*given.p >= 1 && *given.p <= 65536 && *given.m >= 1 && *given.m <= 1e7 && v >= 1 && v <= 64 &&
             *given.p * v <= stages)) {

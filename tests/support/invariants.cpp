@@ -499,7 +499,7 @@ void check_invariants(const Program& program, const CostModel& costs, const Resu
     double peak_stashes = 0;
     for (const Change& change : changes) {
       bytes += change.bytes;
-      stashes += change.stashes;
+      stashes += change.stashes / program.units_per_microbatch;  // Seq1F1B: a slice is 1/k of a stash
       peak_bytes = std::max(peak_bytes, bytes);
       peak_stashes = std::max(peak_stashes, stashes);
       if (bytes < 0) memory_problems.add("device ", d, " frees more than it stashed at ", change.time);
