@@ -30,6 +30,7 @@
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
+#include "support/golden.hpp"
 #include "study/common/errors.hpp"
 #include "study/run/formulas.hpp"
 #include "support/cli_run.hpp"
@@ -40,15 +41,6 @@ using ppsim::Op;
 
 namespace {
 
-std::vector<std::string> golden_rows(const std::string& name) {
-  std::ifstream file(std::string(PPSIM_GOLDEN_DIR) + "/" + name);
-  REQUIRE(file.good());
-  std::vector<std::string> rows;
-  for (std::string line; std::getline(file, line);) {
-    if (!line.empty()) rows.push_back(line);
-  }
-  return rows;
-}
 
 // A golden row's compute ops, its label ("rank0 [warmup=1]:") and all-reduce markers left out.
 std::vector<std::string> compute_tokens(const std::string& row, char allreduce_marker) {
@@ -83,7 +75,7 @@ void check_against_golden(const std::string& schedule, int p, int m, char marker
   const ppsim::ScheduleInfo& info = *ppsim::find_schedule(schedule);
   const ppsim::Program program = info.build({p, m, info.default_v});
   REQUIRE_FALSE(ppsim::validate_program(program).has_value());
-  const std::vector<std::string> golden = golden_rows(name);
+  const std::vector<std::string> golden = ppsim::read_golden_lines(name);
   REQUIRE(golden.size() == static_cast<std::size_t>(p));
   for (std::size_t r = 0; r < golden.size(); ++r) {
     INFO("rank " << r);

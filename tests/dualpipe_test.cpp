@@ -20,6 +20,7 @@
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
+#include "support/golden.hpp"
 #include "support/invariants.hpp"
 
 using ppsim::Action;
@@ -51,15 +52,6 @@ std::string reference_row(const ppsim::Program& program, std::size_t rank) {
   return row;
 }
 
-std::vector<std::string> golden_rows(const std::string& name) {
-  std::ifstream file(std::string(PPSIM_GOLDEN_DIR) + "/" + name);
-  REQUIRE(file.good());
-  std::vector<std::string> rows;
-  for (std::string line; std::getline(file, line);) {
-    if (!line.empty()) rows.push_back(line);
-  }
-  return rows;
-}
 
 ppsim::UniformCosts unit_costs() {
   ppsim::UniformCosts costs;  // F = 1, B = 2, W = 1: F = I = W, as the README's figure
@@ -84,7 +76,7 @@ TEST_CASE("DualPipe's orders are dualpipe.py's, rank for rank and chunk for chun
   INFO(name);
   const ppsim::Program program = build(p, m);
   REQUIRE_FALSE(ppsim::validate_program(program).has_value());
-  const std::vector<std::string> golden = golden_rows(name);
+  const std::vector<std::string> golden = ppsim::read_golden_lines(name);
   REQUIRE(golden.size() == static_cast<std::size_t>(p));
   for (std::size_t r = 0; r < golden.size(); ++r) CHECK(reference_row(program, r) == golden[r]);
 }

@@ -19,6 +19,7 @@
 #include "schedules/registry.hpp"
 #include "schedules/validate.hpp"
 #include "sim/engine.hpp"
+#include "support/golden.hpp"
 #include "study/common/errors.hpp"
 #include "support/cli_run.hpp"
 #include "tools/ppsim/cli.hpp"
@@ -34,12 +35,10 @@ ppsim::Program build(int p, int m, int k) {
   return ppsim::find_schedule("seq1f1b")->build(params);
 }
 
+// Each golden line's words.
 std::vector<std::vector<std::string>> golden_rows(const std::string& name) {
-  std::ifstream file(std::string(PPSIM_GOLDEN_DIR) + "/" + name);
-  REQUIRE(file.good());
   std::vector<std::vector<std::string>> rows;
-  for (std::string line; std::getline(file, line);) {
-    if (line.empty() || line.front() == '#') continue;
+  for (const std::string& line : ppsim::read_golden_lines(name)) {
     std::istringstream words(line);
     rows.emplace_back();
     for (std::string word; words >> word;) rows.back().push_back(word);

@@ -19,6 +19,7 @@
 #include <array>
 #include <vector>
 
+#include "schedules/bidirectional/paired_ranks.hpp"
 #include "schedules/builders.hpp"
 
 namespace ppsim {
@@ -124,26 +125,16 @@ std::vector<int> bitpipe_stage_mapping(int p) {
 }
 
 std::optional<std::string> check_bitpipe(const ScheduleParams& params) {
-  if (params.v != 2) {
-    return "needs v = 2: BitPipe places two chunks of each direction's V on every device, four in all, as "
-           "bitpipe_schedule.py forces virtual_pipeline_model_parallel_size = 4 (got v = " +
-           std::to_string(params.v) + ")";
-  }
-  if (params.p % 2 != 0) {
-    return "needs p even: BitPipe pairs rank r with rank p-1-r, its replica (got p = " + std::to_string(params.p) + ")";
-  }
-  if (params.m % params.p != 0) {
-    return "needs m a multiple of p: bitpipe_schedule.py raises for a number of micro-batches not divisible by the "
-           "pipeline size, its blocks holding p each (got m = " +
-           std::to_string(params.m) + " for p = " + std::to_string(params.p) + ")";
-  }
-  return std::nullopt;
+  return check_paired_ranks(params, 2,
+                            "BitPipe places two chunks of each direction's V on every device, four in all, as "
+                            "bitpipe_schedule.py forces virtual_pipeline_model_parallel_size = 4",
+                            "BitPipe pairs rank r with rank p-1-r, its replica",
+                            "bitpipe_schedule.py raises for a number of micro-batches not divisible by the pipeline "
+                            "size, its blocks holding p each");
 }
 
 ScheduleStreams bitpipe_streams(const ScheduleParams& params) {
-  ScheduleStreams streams{params, bitpipe_stage_mapping(params.p), bitpipe_device};
-  streams.num_pipelines = 2;
-  return streams;
+  return two_pipelines(params, bitpipe_stage_mapping(params.p), bitpipe_device);
 }
 
 }  // namespace ppsim

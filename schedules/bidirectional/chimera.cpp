@@ -19,6 +19,7 @@
 // the authors' that pairs units) is not this schedule; MindSpeed builds only the concatenation.
 #include <array>
 
+#include "schedules/bidirectional/paired_ranks.hpp"
 #include "schedules/builders.hpp"
 
 namespace ppsim {
@@ -68,26 +69,14 @@ ActionStream chimera_device(ScheduleParams params, int r) {
 }  // namespace
 
 std::optional<std::string> check_chimera(const ScheduleParams& params) {
-  if (params.v != 1) {
-    return "needs v = 1: Chimera places one stage of each direction on every device, two pipelines of p stages "
-           "(got v = " +
-           std::to_string(params.v) + ")";
-  }
-  if (params.p % 2 != 0) {
-    return "needs p even: Chimera pairs rank r with rank p-1-r, half of the ranks starting each direction (got p = " +
-           std::to_string(params.p) + ")";
-  }
-  if (params.m % params.p != 0) {
-    return "needs m a multiple of p: MindSpeed's Chimera schedules units of p micro-batches, p/2 each way (got m = " +
-           std::to_string(params.m) + " for p = " + std::to_string(params.p) + ")";
-  }
-  return std::nullopt;
+  return check_paired_ranks(params, 1,
+                            "Chimera places one stage of each direction on every device, two pipelines of p stages",
+                            "Chimera pairs rank r with rank p-1-r, half of the ranks starting each direction",
+                            "MindSpeed's Chimera schedules units of p micro-batches, p/2 each way");
 }
 
 ScheduleStreams chimera_streams(const ScheduleParams& params) {
-  ScheduleStreams streams{params, bidirectional_stage_mapping(params.p), chimera_device};
-  streams.num_pipelines = 2;
-  return streams;
+  return two_pipelines(params, bidirectional_stage_mapping(params.p), chimera_device);
 }
 
 }  // namespace ppsim

@@ -45,4 +45,15 @@ std::string to_csv(const Program& program) {
   return text;
 }
 
+std::vector<std::string> read_golden_lines(const std::string& name) {
+  std::ifstream file(std::string(PPSIM_GOLDEN_DIR) + "/" + name);
+  INFO(name);
+  REQUIRE(file.good());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(file, line);) {
+    if (!line.empty() && line.front() != '#') lines.push_back(line);
+  }
+  return lines;
+}
+
 }  // namespace ppsim

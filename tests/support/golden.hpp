@@ -18,6 +18,10 @@ std::vector<std::vector<Action>> read_schedule_csv(const std::string& path);
 // The file's bytes.
 std::string read_text(const std::string& path);
 
+// The lines of tests/golden/`name` in a reference's own notation (DualPipe's, Chimera's, BitPipe's,
+// Seq1F1B's): its non-empty lines, without those starting with '#' (notes on where it came from).
+std::vector<std::string> read_golden_lines(const std::string& name);
+
 // The program's rows as the golden files write them: "\n"-terminated, one action per cell.
 std::string to_csv(const Program& program);
 
