@@ -32,6 +32,7 @@ TEST_CASE(
           // Per pipeline: DualPipe's two directions carry m/2 each, over p stages each.
           CHECK(program.microbatches_per_step() == m);
           CHECK(program.num_stages() == p * v * program.num_pipelines);
+          CHECK(program.num_pipelines == info.pipelines);  // the registry's word, used by ppsim plan
           // Seq1F1B's units are its micro-batches' k sequence slices.
           CHECK(program.num_microbatches * program.num_pipelines == m * program.units_per_microbatch);
           ppsim::run_checked(program, model, comm);
